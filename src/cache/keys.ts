@@ -1,0 +1,45 @@
+/**
+ * Cache keys. A resource key names the resource inside a workspace (`l:<page>:<size>`,
+ * `r:<id>`); tiers prefix it with the workspace and its purge generation, so a key can only be
+ * built from a validated WorkspaceId and one workspace can never read another's entries.
+ */
+import type { WorkspaceId } from '../brands.js';
+
+/** A resource key, relative to a workspace. */
+export type ResourceKey = string & { readonly __resourceKey: true };
+
+/** A workspace's purge generations: `all` moves on a workspace purge, `list` on any recording purge. */
+export interface Generation {
+  readonly all: number;
+  readonly list: number;
+}
+
+/** The key of one list page. */
+export function listKey(pageNumber: number, pageSize: number): ResourceKey {
+  return `l:${pageNumber}:${pageSize}` as ResourceKey;
+}
+
+/** The key of one recording by UUID (lower case) or public link code. */
+export function recordingKey(id: string): ResourceKey {
+  return `r:${id}` as ResourceKey;
+}
+
+/** True for list-page keys (they carry the list generation too). */
+export function isListKey(key: ResourceKey): boolean {
+  return key.charCodeAt(0) === 108; // 'l'
+}
+
+/** The generation tag a key is stored under: list pages also move with recording purges. */
+export function generationTag(key: ResourceKey, generation: Generation): string {
+  return isListKey(key) ? `${generation.all}.${generation.list}` : `${generation.all}`;
+}
+
+/** The in-process (L1) key: workspace, generation tag and resource key. */
+export function l1Key(workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
+  return `${workspace}\n${generationTag(key, generation)}\n${key}`;
+}
+
+/** The Redis (L2) key; the workspace is a Cluster hash tag so one workspace's keys share a slot. */
+export function l2Key(prefix: string, workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
+  return `${prefix}:{${workspace}}:${generationTag(key, generation)}:${key}`;
+}

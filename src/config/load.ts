@@ -1,0 +1,109 @@
+/** Loads configuration: default.yaml, then the GATEWAY_CONFIG file, then environment variables. */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError } from '../errors.js';
+import { configSchema, type Config } from './schema.js';
+
+const DEFAULT_FILE = new URL('../../config/default.yaml', import.meta.url);
+
+type Plain = Record<string, unknown>;
+
+function isPlain(value: unknown): value is Plain {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Deep-merges `over` into `base`: objects merge key by key, everything else (arrays too) replaces. */
+export function mergeConfig(base: Plain, over: Plain): Plain {
+  const out: Plain = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key];
+    out[key] = isPlain(current) && isPlain(value) ? mergeConfig(current, value) : value;
+  }
+  return out;
+}
+
+function readYaml(path: string | URL, label: string): Plain {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`${label}: cannot read ${String(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text);
+  } catch (error) {
+    throw new ConfigError([`${label}: not valid YAML (${(error as Error).message.split('\n')[0] ?? ''})`]);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (!isPlain(parsed)) throw new ConfigError([`${label}: must be a YAML mapping`]);
+  return parsed;
+}
+
+function numberOrRaw(raw: string): number | string {
+  return /^\d+$/.test(raw) ? Number(raw) : raw;
+}
+
+/** The environment overrides of DESIGN A1, as a partial config. */
+function fromEnv(env: NodeJS.ProcessEnv): Plain {
+  const over: Plain = {};
+  const set = (path: string[], value: unknown): void => {
+    let node = over;
+    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Plain;
+    node[path[path.length - 1]!] = value;
+  };
+  const mapping: Array<[string, string[], (raw: string) => unknown]> = [
+    ['PORT', ['server', 'port'], numberOrRaw],
+    ['HOST', ['server', 'host'], String],
+    ['HOST_SUFFIX', ['server', 'hostSuffix'], String],
+    ['ADMIN_PORT', ['admin', 'port'], numberOrRaw],
+    ['ADMIN_HOST', ['admin', 'host'], String],
+    ['ADMIN_TOKEN', ['admin', 'token'], String],
+    ['UPSTREAM_URL', ['upstream', 'baseUrl'], String],
+    ['REDIS_URL', ['cache', 'redis', 'url'], String],
+    ['LOG_LEVEL', ['log', 'level'], String],
+  ];
+  for (const [name, path, convert] of mapping) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') set(path, convert(raw));
+  }
+  return over;
+}
+
+/** Validates a merged raw config; throws one ConfigError naming every bad key path. */
+export function validateConfig(raw: unknown): Config {
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`),
+    );
+  }
+  return deepFreeze(result.data);
+}
+
+/** The defaults file as a plain object (tests merge their overrides over it). */
+export function defaultRawConfig(): Plain {
+  return readYaml(DEFAULT_FILE, 'config/default.yaml');
+}
+
+/** Loads and validates the whole configuration from files and the environment. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  let raw = defaultRawConfig();
+  const file = env['GATEWAY_CONFIG'];
+  if (file) raw = mergeConfig(raw, readYaml(file, 'GATEWAY_CONFIG'));
+  raw = mergeConfig(raw, fromEnv(env));
+  return validateConfig(raw);
+}
+
+/** Builds a validated config from the defaults plus overrides (tests, demo, bench). */
+export function configWith(overrides: Plain): Config {
+  return validateConfig(mergeConfig(defaultRawConfig(), overrides));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

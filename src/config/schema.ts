@@ -1,0 +1,185 @@
+/**
+ * The configuration schema: types, validation and normalisation in one place.
+ * `config/default.yaml` supplies every value, so every field here is required; unknown keys are
+ * rejected so a typo in an operator's file is reported instead of silently ignored.
+ */
+import { z } from 'zod';
+import { parseBytes, parseDuration } from './duration.js';
+
+const duration = z
+  .union([z.number(), z.string()])
+  .transform((value, ctx) => {
+    const parsed = parseDuration(value);
+    if (parsed === undefined) {
+      ctx.addIssue({ code: 'custom', message: `"${String(value)}" is not a duration (250ms, 30s, 5m, 1h or seconds)` });
+      return z.NEVER;
+    }
+    return parsed;
+  });
+
+const bytes = z
+  .union([z.number(), z.string()])
+  .transform((value, ctx) => {
+    const parsed = parseBytes(value);
+    if (parsed === undefined) {
+      ctx.addIssue({ code: 'custom', message: `"${String(value)}" is not a byte size (65536, 512KiB, 64MiB)` });
+      return z.NEVER;
+    }
+    return parsed;
+  });
+
+const port = z.number().int().min(0).max(65535);
+const nullableString = z.string().min(1).nullable();
+
+const ttlOverrides = z.strictObject({
+  list: duration.optional(),
+  recording: duration.optional(),
+  notFound: duration.optional(),
+});
+
+/** Per-workspace overrides: any cache timing may differ for one workspace. */
+const workspaceOverrides = z.strictObject({
+  ttl: ttlOverrides.optional(),
+  staleWhileRevalidate: duration.optional(),
+  staleIfError: duration.optional(),
+});
+
+const signerSchema = z.discriminatedUnion('scheme', [
+  z.strictObject({
+    scheme: z.literal('cloud-cdn'),
+    keyName: z.string().min(1),
+    keyFile: z.string().min(1),
+  }),
+  z.strictObject({
+    scheme: z.literal('s3-sigv4'),
+    accessKeyId: z.string().min(1),
+    secretAccessKeyFile: z.string().min(1),
+    region: z.string().min(1),
+    service: z.string().min(1).default('s3'),
+    sessionTokenFile: z.string().min(1).optional(),
+  }),
+  z.strictObject({
+    scheme: z.literal('cloudfront'),
+    keyPairId: z.string().min(1),
+    privateKeyFile: z.string().min(1),
+    hashAlgorithm: z.enum(['SHA1', 'SHA256']).default('SHA1'),
+  }),
+]);
+
+const redisNode = z.strictObject({ host: z.string().min(1), port });
+
+export const configSchema = z
+  .strictObject({
+    server: z.strictObject({
+      port,
+      host: z.string().min(1),
+      hostSuffix: z.string().startsWith('.', 'must start with "."'),
+      trustProxy: z.boolean(),
+      headersTimeout: duration,
+      requestTimeout: duration,
+      keepAliveTimeout: duration,
+      maxHeaderBytes: bytes,
+      shutdownGrace: duration,
+    }),
+    admin: z.strictObject({
+      port,
+      host: z.string().min(1),
+      /** Bearer token for POST /admin/purge; null disables purge. Set it with ADMIN_TOKEN. */
+      token: nullableString,
+    }),
+    listing: z.strictObject({
+      defaultPageSize: z.number().int().min(1),
+      maxPageSize: z.number().int().min(1),
+    }),
+    upstream: z.strictObject({
+      baseUrl: z
+        .string()
+        .url()
+        .refine((url) => url.includes('{workspace}'), 'must contain {workspace}'),
+      auth: z.enum(['passthrough', 'service-key']),
+      serviceKeyFile: nullableString,
+      timeouts: z.strictObject({ connect: duration, headers: duration, body: duration, deadline: duration }),
+      retries: z.number().int().min(0).max(10),
+      retryBackoff: z.strictObject({ base: duration, max: duration }),
+      breaker: z.strictObject({ failureThreshold: z.number().int().min(1), resetTimeout: duration }),
+      maxResponseBytes: bytes,
+      connectionsPerOrigin: z.number().int().min(1),
+    }),
+    cache: z.strictObject({
+      l1: z.strictObject({ maxBytes: bytes }),
+      redis: z.strictObject({
+        url: nullableString,
+        mode: z.enum(['standalone', 'sentinel', 'cluster']),
+        nodes: z.array(redisNode),
+        sentinelName: nullableString,
+        keyPrefix: z.string().min(1),
+        commandTimeout: duration,
+        connectTimeout: duration,
+      }),
+      ttl: z.strictObject({ list: duration, recording: duration, notFound: duration }),
+      staleWhileRevalidate: duration,
+      staleIfError: duration,
+      compressMinBytes: bytes,
+      distributedLock: z.strictObject({ enabled: z.boolean(), ttl: duration, wait: duration }),
+    }),
+    workspaces: z.record(z.string(), workspaceOverrides),
+    auth: z.strictObject({
+      mode: z.enum(['upstream', 'static', 'both']),
+      validTtl: duration,
+      invalidTtl: duration,
+      keyFile: nullableString,
+      failedKeyLimit: z.strictObject({
+        attempts: z.number().int().min(1),
+        window: duration,
+        maxClients: z.number().int().min(1),
+      }),
+    }),
+    signing: z.strictObject({
+      minRemaining: duration,
+      unknownTtl: duration,
+      validity: duration,
+      hosts: z.array(z.string().min(1)),
+      signer: signerSchema.nullable(),
+    }),
+    metrics: z.strictObject({
+      workspaceLabel: z.array(z.string()),
+    }),
+    log: z.strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    }),
+  })
+  .superRefine((config, ctx) => {
+    if (config.listing.defaultPageSize > config.listing.maxPageSize) {
+      ctx.addIssue({ code: 'custom', path: ['listing', 'defaultPageSize'], message: 'must not exceed listing.maxPageSize' });
+    }
+    if (config.upstream.auth === 'service-key' && config.auth.mode === 'upstream') {
+      ctx.addIssue({ code: 'custom', path: ['auth', 'mode'], message: 'upstream.auth service-key cannot verify callers; use static or both' });
+    }
+    if (config.upstream.auth === 'service-key' && config.upstream.serviceKeyFile === null && !process.env['UPSTREAM_SERVICE_KEY']) {
+      ctx.addIssue({ code: 'custom', path: ['upstream', 'serviceKeyFile'], message: 'required with upstream.auth service-key (or set UPSTREAM_SERVICE_KEY)' });
+    }
+    if (config.auth.mode !== 'upstream' && config.auth.keyFile === null) {
+      ctx.addIssue({ code: 'custom', path: ['auth', 'keyFile'], message: `required with auth.mode ${config.auth.mode}` });
+    }
+    if (config.signing.minRemaining >= config.signing.validity) {
+      ctx.addIssue({ code: 'custom', path: ['signing', 'minRemaining'], message: 'must be shorter than signing.validity' });
+    }
+    if (config.cache.redis.mode === 'cluster' && config.cache.redis.url === null && config.cache.redis.nodes.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['cache', 'redis', 'nodes'], message: 'cluster mode needs nodes or a url' });
+    }
+    if (config.cache.redis.mode === 'sentinel' && config.cache.redis.sentinelName === null) {
+      ctx.addIssue({ code: 'custom', path: ['cache', 'redis', 'sentinelName'], message: 'required in sentinel mode' });
+    }
+    for (const name of Object.keys(config.workspaces)) {
+      if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(name)) {
+        ctx.addIssue({ code: 'custom', path: ['workspaces', name], message: 'not a workspace name (one lower-case DNS label)' });
+      }
+    }
+  });
+
+/** The validated, normalised configuration: durations in ms, sizes in bytes. */
+export type Config = z.output<typeof configSchema>;
+/** The signer settings, when re-signing is configured. */
+export type SignerConfig = NonNullable<Config['signing']['signer']>;
+/** Per-workspace cache timing overrides. */
+export type WorkspaceOverrides = Config['workspaces'][string];

@@ -1,0 +1,31 @@
+/** What the rest of the gateway sees of the upstream recordings store. */
+import type { WorkspaceId } from '../brands.js';
+import type { ListPage, Recording } from '../recording.js';
+
+/** The two resources; also the `resource` metric label. */
+export type Resource = 'list' | 'recording';
+
+/**
+ * A classified upstream answer. 200 bodies are already validated against the Recording shape.
+ * 401 stands for the upstream's 401 or 403: the key is not valid for this workspace.
+ * Failures (timeouts, 5xx after retries, malformed data, open circuit, 429) are thrown as
+ * UpstreamError with codes UPSTREAM_TIMEOUT, UPSTREAM_UNREACHABLE, UPSTREAM_INVALID,
+ * CIRCUIT_OPEN and UPSTREAM_RATE_LIMITED (with retryAfter).
+ */
+export type UpstreamAnswer<T> = { status: 200; body: T } | { status: 404 } | { status: 401 };
+
+/** A list page request: both values explicit, so the upstream's absent-parameter rule never matters. */
+export interface PageRequest {
+  pageNumber: number;
+  pageSize: number;
+}
+
+/** The upstream client. */
+export interface Upstream {
+  /** GET {base}/recordings?page_number=N&page_size=M with the given key. */
+  fetchList(workspace: WorkspaceId, page: PageRequest, apiKey: string): Promise<UpstreamAnswer<ListPage>>;
+  /** GET {base}/recordings/{id} (UUID or public link code) with the given key. */
+  fetchRecording(workspace: WorkspaceId, id: string, apiKey: string): Promise<UpstreamAnswer<Recording>>;
+  /** Closes the keep-alive pools. */
+  close(): Promise<void>;
+}
