@@ -1,0 +1,135 @@
+/**
+ * Binary form of a stored value in Redis: a fixed header, the instants as doubles (so Infinity
+ * survives), then the strings and body bytes. Decoding slices the bodies out of the reply buffer
+ * instead of copying them, and answers undefined for anything it did not write.
+ */
+import type { AliasEntry, CacheEntry, StoredValue } from './entry.js';
+
+/** 'r','g': lets decode reject foreign values cheaply before reading any length. */
+const MAGIC_0 = 0x72;
+const MAGIC_1 = 0x67;
+/** Bumped when the layout changes; older or newer bytes read as a miss, never as garbage. */
+const VERSION = 1;
+const KIND_ENTRY = 1;
+const KIND_ALIAS = 2;
+
+const HAS_GZIP = 1;
+const HAS_BR = 2;
+const HAS_RECORDING_ID = 4;
+const HAS_LINK_ID = 8;
+const KNOWN_FLAGS = HAS_GZIP | HAS_BR | HAS_RECORDING_ID | HAS_LINK_ID;
+
+/** magic(2) version(1) kind(1) */
+const PREFIX_BYTES = 4;
+/** status(2) flags(1) 5 instants(40) etag/recordingId/linkId lengths(3×2) body/gzip/br lengths(3×4) */
+const ENTRY_HEADER_BYTES = PREFIX_BYTES + 2 + 1 + 5 * 8 + 3 * 2 + 3 * 4;
+/** staleUntil(8) target length(4) */
+const ALIAS_HEADER_BYTES = PREFIX_BYTES + 8 + 4;
+const MAX_U16 = 0xffff;
+
+function writePrefix(buf: Buffer, kind: number): void {
+  buf[0] = MAGIC_0;
+  buf[1] = MAGIC_1;
+  buf[2] = VERSION;
+  buf[3] = kind;
+}
+
+function encodeEntry(entry: CacheEntry): Buffer {
+  const etag = Buffer.from(entry.etag, 'utf8');
+  const recordingId = Buffer.from(entry.recordingId ?? '', 'utf8');
+  const linkId = Buffer.from(entry.linkId ?? '', 'utf8');
+  if (etag.length > MAX_U16 || recordingId.length > MAX_U16 || linkId.length > MAX_U16) {
+    throw new RangeError('cache entry identifiers longer than 65535 bytes');
+  }
+  const gzip = entry.gzip ?? Buffer.alloc(0);
+  const br = entry.br ?? Buffer.alloc(0);
+  const total = ENTRY_HEADER_BYTES + etag.length + recordingId.length + linkId.length + entry.body.length + gzip.length + br.length;
+  // allocUnsafe: every byte is written below, so zero-filling would be wasted work on large bodies.
+  const buf = Buffer.allocUnsafe(total);
+  writePrefix(buf, KIND_ENTRY);
+  let at = buf.writeUInt16BE(entry.status, PREFIX_BYTES);
+  const flags =
+    (entry.gzip ? HAS_GZIP : 0) | (entry.br ? HAS_BR : 0) | (entry.recordingId !== null ? HAS_RECORDING_ID : 0) | (entry.linkId !== null ? HAS_LINK_ID : 0);
+  at = buf.writeUInt8(flags, at);
+  for (const instant of [entry.storedAt, entry.freshUntil, entry.staleUntil, entry.urlDeadline, entry.resignAt]) {
+    at = buf.writeDoubleBE(instant, at);
+  }
+  for (const part of [etag, recordingId, linkId]) at = buf.writeUInt16BE(part.length, at);
+  for (const part of [entry.body, gzip, br]) at = buf.writeUInt32BE(part.length, at);
+  for (const part of [etag, recordingId, linkId, entry.body, gzip, br]) at += part.copy(buf, at);
+  return buf;
+}
+
+function encodeAlias(alias: AliasEntry): Buffer {
+  const target = Buffer.from(alias.target, 'utf8');
+  const buf = Buffer.allocUnsafe(ALIAS_HEADER_BYTES + target.length);
+  writePrefix(buf, KIND_ALIAS);
+  let at = buf.writeDoubleBE(alias.staleUntil, PREFIX_BYTES);
+  at = buf.writeUInt32BE(target.length, at);
+  target.copy(buf, at);
+  return buf;
+}
+
+/** Encodes a stored value for Redis; throws only for identifiers over 64 KiB (never produced by the gateway). */
+export function encodeStored(value: StoredValue): Buffer {
+  return value.kind === 'entry' ? encodeEntry(value) : encodeAlias(value);
+}
+
+function decodeEntry(buf: Buffer): CacheEntry | undefined {
+  if (buf.length < ENTRY_HEADER_BYTES) return undefined;
+  const status = buf.readUInt16BE(PREFIX_BYTES);
+  if (status !== 200 && status !== 404) return undefined;
+  const flags = buf.readUInt8(PREFIX_BYTES + 2);
+  if ((flags & ~KNOWN_FLAGS) !== 0) return undefined;
+  let at = PREFIX_BYTES + 3;
+  const instants: number[] = [];
+  for (let i = 0; i < 5; i++, at += 8) instants.push(buf.readDoubleBE(at));
+  if (instants.some(Number.isNaN)) return undefined;
+  const short: number[] = [];
+  for (let i = 0; i < 3; i++, at += 2) short.push(buf.readUInt16BE(at));
+  const long: number[] = [];
+  for (let i = 0; i < 3; i++, at += 4) long.push(buf.readUInt32BE(at));
+  const lengths = [...short, ...long];
+  // The lengths must account for every byte: a truncated or padded value is not ours.
+  if (at + lengths.reduce((sum, n) => sum + n, 0) !== buf.length) return undefined;
+  const parts = lengths.map((length) => {
+    const part = buf.subarray(at, at + length);
+    at += length;
+    return part;
+  });
+  const [etag, recordingId, linkId, body, gzip, br] = parts as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
+  const [storedAt, freshUntil, staleUntil, urlDeadline, resignAt] = instants as [number, number, number, number, number];
+  if ((flags & HAS_GZIP) === 0 && gzip.length > 0) return undefined;
+  if ((flags & HAS_BR) === 0 && br.length > 0) return undefined;
+  return {
+    kind: 'entry',
+    status,
+    body,
+    gzip: (flags & HAS_GZIP) !== 0 ? gzip : null,
+    br: (flags & HAS_BR) !== 0 ? br : null,
+    etag: etag.toString('utf8'),
+    storedAt,
+    freshUntil,
+    staleUntil,
+    urlDeadline,
+    resignAt,
+    recordingId: (flags & HAS_RECORDING_ID) !== 0 ? recordingId.toString('utf8') : null,
+    linkId: (flags & HAS_LINK_ID) !== 0 ? linkId.toString('utf8') : null,
+  };
+}
+
+function decodeAlias(buf: Buffer): AliasEntry | undefined {
+  if (buf.length < ALIAS_HEADER_BYTES) return undefined;
+  const staleUntil = buf.readDoubleBE(PREFIX_BYTES);
+  const length = buf.readUInt32BE(PREFIX_BYTES + 8);
+  if (Number.isNaN(staleUntil) || ALIAS_HEADER_BYTES + length !== buf.length) return undefined;
+  return { kind: 'alias', target: buf.toString('utf8', ALIAS_HEADER_BYTES), staleUntil };
+}
+
+/** Decodes bytes written by encodeStored; corrupt, truncated or foreign bytes give undefined. */
+export function decodeStored(buf: Buffer): StoredValue | undefined {
+  if (buf.length < PREFIX_BYTES || buf[0] !== MAGIC_0 || buf[1] !== MAGIC_1 || buf[2] !== VERSION) return undefined;
+  if (buf[3] === KIND_ENTRY) return decodeEntry(buf);
+  if (buf[3] === KIND_ALIAS) return decodeAlias(buf);
+  return undefined;
+}

@@ -1,0 +1,155 @@
+/**
+ * The one door every Redis command goes through: it bounds the command by a timeout, counts and
+ * (rarely) logs failures, and after a few failures in a row stops sending commands for a short
+ * cooldown, so a slow or dead Redis adds no latency to requests (compare bentocache's
+ * remote_cache.ts). After the cooldown a single probe decides whether to close again.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { GatewayMetrics } from '../observability/metrics.js';
+
+/** The `op` label values of recgw_redis_errors_total. */
+export type RedisOp = 'get' | 'set' | 'verdict' | 'lock' | 'generation' | 'purge' | 'publish' | 'subscribe';
+
+/** Redis could not run a command that must not be skipped silently (a purge). */
+export class RedisUnavailableError extends Error {
+  override name = 'RedisUnavailableError';
+  /** Stable code for callers that classify errors (the admin purge answers 503). */
+  readonly code = 'REDIS_UNAVAILABLE';
+}
+
+/** Settings of a guard; all but the collaborators have defaults. */
+export interface RedisGuardOptions {
+  /** A command without an answer after this counts as failed (cache.redis.commandTimeout). */
+  readonly timeoutMs: number;
+  readonly metrics: GatewayMetrics;
+  readonly logger: Logger;
+  /** Consecutive failures that open the breaker. */
+  readonly failureThreshold?: number;
+  /** How long the breaker stays open before one probe is let through. */
+  readonly cooldownMs?: number;
+  /** At most one failure log line per this interval; the rest are counted into the next line. */
+  readonly logIntervalMs?: number;
+  /** Monotonic milliseconds (a wall-clock jump must not open or close the breaker). */
+  readonly now?: () => number;
+  /** Told when the breaker opens (true) or closes (false). */
+  readonly onBreakerChange?: (open: boolean) => void;
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** Bounds, counts and short-circuits Redis commands; one per tier. */
+export class RedisGuard {
+  readonly #timeoutMs: number;
+  readonly #metrics: GatewayMetrics;
+  readonly #logger: Logger;
+  readonly #threshold: number;
+  readonly #cooldownMs: number;
+  readonly #logIntervalMs: number;
+  readonly #now: () => number;
+  readonly #onBreakerChange: (open: boolean) => void;
+  #failures = 0;
+  #openUntil = 0;
+  #probing = false;
+  #lastLogAt = -Infinity;
+  #suppressed = 0;
+
+  constructor(options: RedisGuardOptions) {
+    this.#timeoutMs = options.timeoutMs;
+    this.#metrics = options.metrics;
+    this.#logger = options.logger;
+    this.#threshold = options.failureThreshold ?? 3;
+    this.#cooldownMs = options.cooldownMs ?? 1000;
+    this.#logIntervalMs = options.logIntervalMs ?? 10_000;
+    this.#now = options.now ?? (() => performance.now());
+    this.#onBreakerChange = options.onBreakerChange ?? (() => {});
+  }
+
+  /** True while commands are being skipped. */
+  get open(): boolean {
+    return this.#failures >= this.#threshold;
+  }
+
+  /** Closes the breaker: the connection (re)became ready, so the next command may go at once. */
+  reset(): void {
+    const wasOpen = this.open;
+    this.#failures = 0;
+    this.#probing = false;
+    if (wasOpen) this.#onBreakerChange(false);
+  }
+
+  /** Runs `command` within the timeout; rejects with RedisUnavailableError when skipped, failed or late. */
+  async run<T>(op: RedisOp, command: () => Promise<T>): Promise<T> {
+    if (!this.#admit()) throw new RedisUnavailableError(`Redis unavailable (${op} skipped while the breaker is open)`);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(resolve, this.#timeoutMs, TIMED_OUT);
+    });
+    try {
+      const pending = command();
+      // A late reply after the timeout must not surface as an unhandled rejection.
+      pending.catch(() => {});
+      const outcome = await Promise.race([pending, deadline]);
+      if (outcome === TIMED_OUT) throw new Error(`Redis ${op} timed out after ${this.#timeoutMs}ms`);
+      this.#succeeded();
+      return outcome;
+    } catch (error) {
+      this.#failed(op, error);
+      throw new RedisUnavailableError(`Redis unavailable (${op} failed)`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Like run, but answers `fallback` instead of rejecting: the request path never sees a Redis error. */
+  async attempt<T, F>(op: RedisOp, command: () => Promise<T>, fallback: F): Promise<T | F> {
+    try {
+      return await this.run(op, command);
+    } catch {
+      return fallback;
+    }
+  }
+
+  /** Records a failure seen outside run() (a pub/sub error), counted and logged the same way. */
+  report(op: RedisOp, error: unknown): void {
+    this.#metrics.redisErrors.inc({ op });
+    this.#log(op, error);
+  }
+
+  #admit(): boolean {
+    if (!this.open) return true;
+    if (this.#now() < this.#openUntil || this.#probing) return false;
+    // Half-open: exactly one command probes; the rest keep falling back until it answers.
+    this.#probing = true;
+    return true;
+  }
+
+  #succeeded(): void {
+    if (this.#failures === 0) return;
+    this.reset();
+  }
+
+  #failed(op: RedisOp, error: unknown): void {
+    const wasOpen = this.open;
+    this.#failures++;
+    this.#probing = false;
+    if (this.open) this.#openUntil = this.#now() + this.#cooldownMs;
+    this.report(op, error);
+    if (!wasOpen && this.open) {
+      this.#logger.warn({ op, cooldownMs: this.#cooldownMs }, 'redis breaker open: commands skipped, serving from L1 and upstream');
+      this.#onBreakerChange(true);
+    }
+  }
+
+  #log(op: RedisOp, error: unknown): void {
+    const now = this.#now();
+    if (now - this.#lastLogAt < this.#logIntervalMs) {
+      this.#suppressed++;
+      return;
+    }
+    this.#lastLogAt = now;
+    const suppressed = this.#suppressed;
+    this.#suppressed = 0;
+    this.#logger.warn({ op, err: error instanceof Error ? error.message : String(error), suppressed }, 'redis command failed');
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Redis key names beside the cached values (which use keys.ts l2Key): verdicts, locks, the
+ * generation hash and the purge channel. Each starts `<prefix>:{<workspace>}` like l2Key, so in
+ * a Cluster all of one workspace's keys share a slot and can go in one MULTI or pipeline.
+ */
+import type { KeyHash, WorkspaceId } from '../brands.js';
+import { generationTag, type Generation, type ResourceKey } from './keys.js';
+
+/** The common head of every key of one workspace; the braces are the Cluster hash tag. */
+export function workspaceHead(prefix: string, workspace: WorkspaceId): string {
+  return `${prefix}:{${workspace}}`;
+}
+
+/** Where a key verdict ("1" valid, "0" invalid) is kept, by the key's SHA-256 only. */
+export function verdictKey(prefix: string, workspace: WorkspaceId, keyHash: KeyHash): string {
+  return `${workspaceHead(prefix, workspace)}:auth:${keyHash}`;
+}
+
+/** The fetch lock of one resource under one generation. */
+export function lockKey(prefix: string, workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
+  return `${workspaceHead(prefix, workspace)}:lock:${generationTag(key, generation)}:${key}`;
+}
+
+/** The hash holding a workspace's purge generations (fields `all` and `list`). */
+export function generationKey(prefix: string, workspace: WorkspaceId): string {
+  return `${workspaceHead(prefix, workspace)}:gen`;
+}
+
+/** The pub/sub channel purges are announced on (one per key prefix, i.e. per deployment). */
+export function purgeChannel(prefix: string): string {
+  return `${prefix}:purge`;
+}

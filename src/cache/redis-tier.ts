@@ -1,0 +1,239 @@
+/**
+ * The shared (L2) tier on Redis. Every command goes through one guard (timeout, breaker,
+ * counted errors), so a call answers a miss or a no-op rather than failing or stalling a
+ * request; purges are the exception and reject, so the operator learns the purge did not happen.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { KeyHash, WorkspaceId } from '../brands.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { StoredValue } from './entry.js';
+import { decodeStored, encodeStored } from './entry-codec.js';
+import { l2Key, type Generation, type ResourceKey } from './keys.js';
+import { createRedisClient, type RedisConfig } from './redis-connection.js';
+import { RedisGuard } from './redis-guard.js';
+import { generationKey, lockKey, purgeChannel, verdictKey } from './redis-keys.js';
+import { encodePurgeEvent, startPurgeBus } from './redis-purge-bus.js';
+import type { LockOutcome, PurgeEvent, SharedTier } from './shared-tier.js';
+
+/** Collaborators of the Redis tier. */
+export interface RedisTierDeps {
+  readonly metrics: GatewayMetrics;
+  readonly logger: Logger;
+  /** Wall clock for turning staleUntil instants into Redis TTLs. */
+  readonly clock?: Clock;
+}
+
+/** Deletes the lock only while it still holds our token, so a late release cannot free another holder's lock. */
+const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+function counter(raw: string | null | undefined): number {
+  const value = Number(raw ?? 0);
+  return Number.isSafeInteger(value) && value >= 0 ? value : 0;
+}
+
+function toGeneration(fields: ReadonlyArray<string | null> | undefined): Generation {
+  return { all: counter(fields?.[0]), list: counter(fields?.[1]) };
+}
+
+/** The reply of the last command of a MULTI, or a throw when the transaction or that command failed. */
+function lastReply(replies: Array<[Error | null, unknown]> | null): unknown {
+  const last = replies?.at(-1);
+  if (last === undefined) throw new Error('transaction aborted');
+  for (const [error] of replies ?? []) if (error) throw error;
+  return last[1];
+}
+
+class RedisTier implements SharedTier {
+  readonly #prefix: string;
+  readonly #client: Redis | Cluster;
+  readonly #subscriber: Redis | Cluster;
+  readonly #guard: RedisGuard;
+  readonly #metrics: GatewayMetrics;
+  readonly #logger: Logger;
+  readonly #clock: Clock;
+  readonly #listeners: Array<(event: PurgeEvent) => void> = [];
+  /** Workspaces whose generation this instance uses: replayed after the subscriber reconnects. */
+  readonly #loaded = new Set<WorkspaceId>();
+  readonly #stopBus: () => void;
+  #ready = false;
+  #closed = false;
+
+  constructor(config: RedisConfig, deps: RedisTierDeps) {
+    this.#prefix = config.keyPrefix;
+    this.#metrics = deps.metrics;
+    this.#logger = deps.logger;
+    this.#clock = deps.clock ?? systemClock;
+    this.#guard = new RedisGuard({ timeoutMs: config.commandTimeout, metrics: deps.metrics, logger: deps.logger, onBreakerChange: () => this.#publishUp() });
+    this.#client = createRedisClient(config);
+    this.#subscriber = this.#client.duplicate();
+    // Without an 'error' listener ioredis prints every failed reconnect; the state changes below say enough.
+    this.#client.on('error', () => {});
+    this.#subscriber.on('error', () => {});
+    this.#client.on('ready', () => this.#connectionUp());
+    for (const lost of ['close', 'end', 'reconnecting'] as const) this.#client.on(lost, () => this.#connectionDown());
+    this.#stopBus = startPurgeBus({
+      subscriber: this.#subscriber,
+      channel: purgeChannel(this.#prefix),
+      guard: this.#guard,
+      logger: this.#logger,
+      deliver: (event) => this.#deliver(event),
+      resubscribed: () => void this.#replayGenerations(),
+    });
+    this.#publishUp();
+  }
+
+  get up(): boolean {
+    return this.#ready && !this.#guard.open;
+  }
+
+  async get(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<StoredValue | undefined> {
+    const raw = await this.#guard.attempt('get', () => this.#client.getBuffer(l2Key(this.#prefix, workspace, generation, key)), null);
+    // A value this build cannot read (older layout, foreign writer) is a miss, refilled on store.
+    return raw === null ? undefined : decodeStored(raw);
+  }
+
+  async set(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void> {
+    const now = this.#clock.now();
+    // Values already past their staleUntil would only be served as errors-of-the-past: skip them.
+    const live = values.filter(([, value]) => value.staleUntil > now);
+    if (live.length === 0) return;
+    await this.#guard.attempt(
+      'set',
+      async () => {
+        // One pipeline, one round trip; one workspace means one Cluster slot.
+        const pipeline = this.#client.pipeline();
+        for (const [key, value] of live) {
+          const name = l2Key(this.#prefix, workspace, generation, key);
+          const ttl = value.staleUntil - now;
+          if (Number.isFinite(ttl)) pipeline.set(name, encodeStored(value), 'PX', Math.ceil(ttl));
+          else pipeline.set(name, encodeStored(value));
+        }
+        lastReply(await pipeline.exec());
+      },
+      undefined,
+    );
+  }
+
+  async getVerdict(workspace: WorkspaceId, keyHash: KeyHash): Promise<boolean | undefined> {
+    const raw = await this.#guard.attempt('verdict', () => this.#client.get(verdictKey(this.#prefix, workspace, keyHash)), null);
+    return raw === '1' ? true : raw === '0' ? false : undefined;
+  }
+
+  async setVerdict(workspace: WorkspaceId, keyHash: KeyHash, valid: boolean, ttlMs: number): Promise<void> {
+    if (!(ttlMs >= 1)) return;
+    await this.#guard.attempt('verdict', () => this.#client.set(verdictKey(this.#prefix, workspace, keyHash), valid ? '1' : '0', 'PX', Math.ceil(ttlMs)), undefined);
+  }
+
+  async tryLock(workspace: WorkspaceId, generation: Generation, key: ResourceKey, ttlMs: number): Promise<LockOutcome> {
+    const name = lockKey(this.#prefix, workspace, generation, key);
+    const token = randomBytes(16).toString('base64url');
+    const reply = await this.#guard.attempt('lock', () => this.#client.set(name, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'), undefined);
+    if (reply === undefined) return { state: 'unavailable' };
+    if (reply !== 'OK') return { state: 'held' };
+    let released = false;
+    const release = async (): Promise<void> => {
+      if (released) return;
+      released = true;
+      await this.#guard.attempt('lock', () => this.#client.eval(UNLOCK_SCRIPT, 1, name, token), undefined);
+    };
+    return { state: 'acquired', release };
+  }
+
+  async loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined> {
+    this.#loaded.add(workspace);
+    const fields = await this.#guard.attempt('generation', () => this.#client.hmget(generationKey(this.#prefix, workspace), 'all', 'list'), undefined);
+    return fields === undefined ? undefined : toGeneration(fields);
+  }
+
+  async purge(workspace: WorkspaceId, keys: readonly ResourceKey[]): Promise<Generation> {
+    this.#loaded.add(workspace);
+    const hash = generationKey(this.#prefix, workspace);
+    const generation = await this.#guard.run('purge', async () => {
+      const multi = this.#client.multi();
+      if (keys.length === 0) {
+        // Moving `all` orphans every value of the workspace at once; they expire on their own.
+        multi.hincrby(hash, 'all', 1);
+      } else {
+        // Recording values are tagged by `all` only; a workspace purge racing this one moves
+        // `all` and orphans them anyway, so reading it first is enough.
+        const current = toGeneration(await this.#client.hmget(hash, 'all', 'list'));
+        multi.del(...keys.map((key) => l2Key(this.#prefix, workspace, current, key)));
+        // List pages may hold the purged recordings: move their generation too.
+        multi.hincrby(hash, 'list', 1);
+      }
+      multi.hmget(hash, 'all', 'list');
+      return toGeneration(lastReply(await multi.exec()) as Array<string | null>);
+    });
+    await this.#guard.run('publish', () => this.#client.publish(purgeChannel(this.#prefix), encodePurgeEvent({ workspace, generation, keys })));
+    return generation;
+  }
+
+  onPurge(listener: (event: PurgeEvent) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stopBus();
+    await Promise.all([quit(this.#client), quit(this.#subscriber)]);
+    this.#ready = false;
+    this.#publishUp();
+  }
+
+  #deliver(event: PurgeEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.#logger.error({ err: error instanceof Error ? error.message : String(error) }, 'purge listener failed');
+      }
+    }
+  }
+
+  /** After the subscriber was away, announce every known workspace's current generation so L1s catch up. */
+  async #replayGenerations(): Promise<void> {
+    const workspaces = [...this.#loaded];
+    this.#logger.info({ workspaces: workspaces.length }, 'purge subscription restored; reloading generations');
+    await Promise.all(
+      workspaces.map(async (workspace) => {
+        const generation = await this.loadGeneration(workspace);
+        if (generation !== undefined && !this.#closed) this.#deliver({ workspace, generation, keys: [] });
+      }),
+    );
+  }
+
+  #connectionUp(): void {
+    const wasDown = !this.#ready;
+    this.#ready = true;
+    // A fresh connection answers: let commands through at once instead of waiting out a cooldown.
+    this.#guard.reset();
+    if (wasDown) this.#logger.info('redis connected');
+    this.#publishUp();
+  }
+
+  #connectionDown(): void {
+    if (this.#ready && !this.#closed) this.#logger.warn('redis connection lost; reconnecting in the background');
+    this.#ready = false;
+    this.#publishUp();
+  }
+
+  #publishUp(): void {
+    this.#metrics.redisUp.set(this.up ? 1 : 0);
+  }
+}
+
+/** QUIT politely, but never wait long on a dead server; disconnect() also stops reconnecting. */
+async function quit(client: Redis | Cluster): Promise<void> {
+  const timer = new Promise((resolve) => setTimeout(resolve, 1000).unref());
+  await Promise.race([client.quit().catch(() => {}), timer]);
+  client.disconnect();
+}
+
+/** Creates the Redis shared tier; it connects in the background and answers misses until ready. */
+export function createRedisTier(config: RedisConfig, deps: RedisTierDeps): SharedTier {
+  return new RedisTier(config, deps);
+}

@@ -1,0 +1,52 @@
+/**
+ * A real three-master Redis Cluster on loopback for tests: three redis-server processes joined
+ * with `redis-cli --cluster create`, ready once every node reports cluster_state:ok.
+ */
+import { execFile, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, redisCommand, spawnRedisServer, stopProcess, waitFor, type TestLike } from './redis.js';
+
+const run = promisify(execFile);
+
+/** A running cluster: its seed nodes, and a stop for tests that want it gone early. */
+export interface TestCluster {
+  nodes: Array<{ host: string; port: number }>;
+  stop(): Promise<void>;
+}
+
+/** Starts a 3-master cluster (no replicas); torn down after the test. */
+export async function startRedisCluster(t: TestLike): Promise<TestCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'recgw-cluster-'));
+  const children: ChildProcess[] = [];
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all(children.map(stopProcess));
+    await rm(dir, { recursive: true, force: true });
+  };
+  t.teardown(stop);
+
+  const nodes: Array<{ host: string; port: number }> = [];
+  for (let i = 0; i < 3; i++) {
+    const port = await freePort();
+    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000'];
+    children.push(await spawnRedisServer(port, args, dir));
+    nodes.push({ host: '127.0.0.1', port });
+  }
+  await run('redis-cli', ['--cluster', 'create', ...nodes.map(({ host, port }) => `${host}:${port}`), '--cluster-replicas', '0', '--cluster-yes'], {
+    timeout: 15_000,
+  });
+  await waitFor(
+    async () => {
+      const states = await Promise.all(nodes.map(({ port }) => redisCommand(port, 'CLUSTER INFO')));
+      return states.every((info) => info?.includes('cluster_state:ok') === true);
+    },
+    15_000,
+    'cluster_state:ok on every node',
+  );
+  return { nodes, stop };
+}

@@ -1,0 +1,77 @@
+/**
+ * Builds a Redis tier for a test with its own metrics and a captured log, closed in teardown;
+ * plus cache-entry fixtures.
+ */
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import type { Clock } from '../../src/clock.js';
+import type { CacheEntry } from '../../src/cache/entry.js';
+import type { SharedTier } from '../../src/cache/shared-tier.js';
+import { createRedisTier } from '../../src/cache/redis-tier.js';
+import { configWith } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+import { GatewayMetrics } from '../../src/observability/metrics.js';
+import { waitFor, type TestLike } from './redis.js';
+
+/** A tier under test and what it reports. */
+export interface TierUnderTest {
+  tier: SharedTier;
+  metrics: GatewayMetrics;
+  config: Config['cache']['redis'];
+  /** Every log line written so far, parsed. */
+  logs: Array<Record<string, unknown>>;
+}
+
+/** Where the tier connects: a url, or cluster seed nodes. */
+export type TierTarget = { url: string; keyPrefix: string } | { nodes: Array<{ host: string; port: number }>; keyPrefix: string };
+
+/** Creates a tier (commandTimeout 100ms unless overridden), closes it in teardown, and waits until it is up. */
+export async function tierFor(t: TestLike, target: TierTarget, options: { clock?: Clock; redis?: Record<string, unknown>; waitUp?: boolean } = {}): Promise<TierUnderTest> {
+  const redis =
+    'url' in target
+      ? { url: target.url, keyPrefix: target.keyPrefix, mode: 'standalone' }
+      : { url: null, nodes: target.nodes, keyPrefix: target.keyPrefix, mode: 'cluster' };
+  const config = configWith({ cache: { redis: { commandTimeout: '100ms', connectTimeout: '500ms', ...redis, ...options.redis } } }).cache.redis;
+  const logs: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      logs.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+      callback();
+    },
+  });
+  const metrics = new GatewayMetrics({ defaultMetrics: false });
+  const deps = { metrics, logger: pino({ level: 'debug' }, sink), ...(options.clock ? { clock: options.clock } : {}) };
+  const tier = createRedisTier(config, deps);
+  t.teardown(() => tier.close());
+  if (options.waitUp !== false) await waitFor(() => tier.up, 10_000, 'the Redis tier to be up');
+  return { tier, metrics, config, logs };
+}
+
+/** The current value of a counter/gauge sample, 0 when absent. */
+export async function metricValue(metrics: GatewayMetrics, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = metrics.registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  const match = values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value));
+  return match?.value ?? 0;
+}
+
+/** A 200 entry with a JSON body, fresh for a minute and kept for ten, unless overridden. */
+export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now()): CacheEntry {
+  return {
+    kind: 'entry',
+    status: 200,
+    body: Buffer.from('{"id":"0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c","title":"demo"}'),
+    gzip: null,
+    br: null,
+    etag: '"abc123"',
+    storedAt: now,
+    freshUntil: now + 60_000,
+    staleUntil: now + 600_000,
+    urlDeadline: Infinity,
+    resignAt: Infinity,
+    recordingId: '0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c',
+    linkId: 'abcDEF_12',
+    ...overrides,
+  };
+}
