@@ -149,8 +149,16 @@ export class GatewayMetrics {
     this.redisUp.set(0);
   }
 
+  private readonly scrapeHooks: Array<() => void> = [];
+
+  /** Registers a function that refreshes gauges (cache sizes) just before each scrape. */
+  onScrape(hook: () => void): void {
+    this.scrapeHooks.push(hook);
+  }
+
   /** The Prometheus text exposition. */
   async scrape(): Promise<string> {
+    for (const hook of this.scrapeHooks) hook();
     return this.registry.metrics();
   }
 }

@@ -1,0 +1,169 @@
+/**
+ * The composition root: builds every collaborator from the config and wires them together.
+ * It never listens (main.ts and tests do), and it holds no module-level state, so several apps
+ * can run in one process, each with its own metrics registry.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { Logger } from 'pino';
+import { FailedKeyLimiter } from './auth/failed-key-limiter.js';
+import { StaticKeys } from './auth/static-keys.js';
+import { Verdicts } from './auth/verdicts.js';
+import { EntryFactory } from './cache/entry-factory.js';
+import { Generations } from './cache/generations.js';
+import { L1Cache } from './cache/l1.js';
+import { Purger } from './cache/purge.js';
+import { ReadThrough } from './cache/read-through.js';
+import { createRedisTier } from './cache/redis-tier.js';
+import { makeSettings, type Settings } from './cache/settings.js';
+import type { SharedTier } from './cache/shared-tier.js';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config/schema.js';
+import { adminHandler, hashToken } from './http/admin-handler.js';
+import { onClientError } from './http/client-error.js';
+import { PublicHandler } from './http/public-handler.js';
+import { GatewayMetrics } from './observability/metrics.js';
+import { createSigner } from './signing/create-signer.js';
+import type { UrlSigner } from './signing/types.js';
+import { createUpstream } from './upstream/client.js';
+import type { Upstream } from './upstream/types.js';
+
+/** What buildApp may be handed instead of building it (tests inject a clock, a logger, a tier). */
+export interface AppDeps {
+  readonly logger: Logger;
+  readonly clock?: Clock;
+  readonly metrics?: GatewayMetrics;
+  readonly upstream?: Upstream;
+  /** A shared tier to use instead of one built from cache.redis / REDIS_URL; null forces L1 only. */
+  readonly sharedTier?: SharedTier | null;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** A built gateway. */
+export interface App {
+  readonly server: Server;
+  readonly admin: Server;
+  readonly metrics: GatewayMetrics;
+  readonly l1: L1Cache;
+  readonly l2: SharedTier | null;
+  readonly readThrough: ReadThrough;
+  /** The settings in force (config plus derived values). */
+  settings(): Settings;
+  /** Applies a new config's reloadable parts (TTLs, overrides, signing, key files); throws when it cannot. */
+  reload(config: Config): void;
+  /** Marks the app ready (main calls it once both listeners are up). */
+  markReady(): void;
+  /** Stops accepting, lets in-flight requests finish within server.shutdownGrace, closes pools and Redis. */
+  close(): Promise<void>;
+}
+
+function signerFor(config: Config): UrlSigner | null {
+  return config.signing.signer === null ? null : createSigner(config.signing.signer, config.signing.hosts);
+}
+
+function serviceKey(config: Config, env: NodeJS.ProcessEnv): string | undefined {
+  if (config.upstream.auth !== 'service-key') return undefined;
+  if (config.upstream.serviceKeyFile !== null) return readFileSync(config.upstream.serviceKeyFile, 'utf8').trim();
+  return env['UPSTREAM_SERVICE_KEY'];
+}
+
+/** Builds the gateway from a validated config. */
+export function buildApp(initial: Config, deps: AppDeps): App {
+  const { logger } = deps;
+  const clock = deps.clock ?? systemClock;
+  const env = deps.env ?? process.env;
+  const metrics = deps.metrics ?? new GatewayMetrics();
+  let settings = makeSettings(initial, signerFor);
+  const current = (): Settings => settings;
+
+  const key = serviceKey(initial, env);
+  const upstream = deps.upstream ?? createUpstream(initial.upstream, { metrics, logger: logger.child({ component: 'upstream' }), clock, ...(key === undefined ? {} : { serviceKey: key }) });
+  const l2 =
+    deps.sharedTier !== undefined
+      ? deps.sharedTier
+      : initial.cache.redis.url !== null || initial.cache.redis.nodes.length > 0
+        ? createRedisTier(initial.cache.redis, { metrics, logger: logger.child({ component: 'redis' }), clock })
+        : null;
+  const l1 = new L1Cache(initial.cache.l1.maxBytes, metrics);
+  const generations = new Generations(l2, () => clock.now());
+  const verdicts = new Verdicts(l2, metrics, () => ({ valid: settings.config.auth.validTtl, invalid: settings.config.auth.invalidTtl }));
+  const limiter = new FailedKeyLimiter(() => settings.config.auth.failedKeyLimit, initial.auth.failedKeyLimit.maxClients);
+  const staticKeysFor = (config: Config): StaticKeys | null =>
+    config.auth.keyFile === null ? null : new StaticKeys(config.auth.keyFile, logger.child({ component: 'auth' }), () => clock.now(), () => verdicts.clear());
+  let staticKeys = staticKeysFor(initial);
+  const factory = new EntryFactory(current, metrics);
+  const readThrough = new ReadThrough({ l1, l2, generations, factory, verdicts, settings: current, clock, metrics, logger: logger.child({ component: 'cache' }) });
+  const purger = new Purger(l1, l2, generations, readThrough);
+
+  const publicHandler = new PublicHandler({ settings: current, readThrough, upstream, verdicts, limiter, staticKeys: () => staticKeys, clock, metrics, logger });
+  const { server: serverConfig } = initial;
+  const server = createServer(
+    {
+      headersTimeout: serverConfig.headersTimeout,
+      requestTimeout: serverConfig.requestTimeout,
+      keepAliveTimeout: serverConfig.keepAliveTimeout,
+      maxHeaderSize: serverConfig.maxHeaderBytes,
+      // Timeouts are checked on this interval; node's 30s default would let a slowloris
+      // connection outlive headersTimeout by up to half a minute.
+      connectionsCheckingInterval: Math.min(1000, serverConfig.headersTimeout),
+      // Missing Host is answered by the handler as JSON 400, like every other bad Host.
+      requireHostHeader: false,
+      insecureHTTPParser: false,
+    },
+    publicHandler.handle,
+  );
+  server.on('clientError', onClientError);
+
+  let ready = false;
+  let tokenHash = initial.admin.token === null ? null : hashToken(initial.admin.token);
+  const admin = createServer(
+    adminHandler({ metrics, purger, l2, logger: logger.child({ component: 'admin' }), tokenHash: () => tokenHash, ready: () => ready }),
+  );
+
+  return {
+    server,
+    admin,
+    metrics,
+    l1,
+    l2,
+    readThrough,
+    settings: current,
+    reload(config) {
+      const next = makeSettings(config, signerFor);
+      const nextKeys = staticKeysFor(config);
+      settings = next;
+      staticKeys = nextKeys;
+      tokenHash = config.admin.token === null ? null : hashToken(config.admin.token);
+      verdicts.clear();
+    },
+    markReady() {
+      ready = true;
+    },
+    async close() {
+      ready = false;
+      const grace = settings.config.server.shutdownGrace;
+      const closed = Promise.all([closeServer(server), closeServer(admin)]);
+      server.closeIdleConnections();
+      admin.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          server.closeAllConnections();
+          admin.closeAllConnections();
+          resolve();
+        }, grace);
+        timer.unref();
+      });
+      await Promise.race([closed, timedOut]);
+      clearTimeout(timer);
+      await Promise.all([upstream.close(), l2?.close()]);
+    },
+  };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+  });
+}

@@ -1,0 +1,17 @@
+/** API keys are hashed on arrival; only the SHA-256 is ever kept, compared or cached. */
+import { createHash } from 'node:crypto';
+import type { KeyHash } from '../brands.js';
+
+// Printable ASCII without spaces, at most 256 characters: anything else cannot be a key and is
+// refused before it is hashed, cached or sent upstream.
+const KEY_SHAPE = /^[\x21-\x7e]{1,256}$/;
+
+/** True when the header value has the shape of an API key. */
+export function isKeyShaped(value: string): boolean {
+  return KEY_SHAPE.test(value);
+}
+
+/** Hex SHA-256 of a key. Lookups by this hash leak nothing useful through timing. */
+export function hashKey(key: string): KeyHash {
+  return createHash('sha256').update(key).digest('hex') as KeyHash;
+}

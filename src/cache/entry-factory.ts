@@ -1,0 +1,180 @@
+/**
+ * Builds cache entries from upstream answers. Everything a hit needs is computed here, once:
+ * the serialised body, its gzip and brotli encodings, the strong ETag, and the instants
+ * (fresh-until capped by the transcoded_url expiries, stale-until, re-sign time).
+ */
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
+import type { WorkspaceId } from '../brands.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { ListPage, Recording } from '../recording.js';
+import { applyUrlPolicy, nullExpiredUrls, type UrlPolicyResult } from '../signing/url-policy.js';
+import type { Resource } from '../upstream/types.js';
+import type { CacheEntry } from './entry.js';
+import type { Settings } from './settings.js';
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+// Quality 5 compresses a 30 KB page in about a millisecond at ~90% of quality 11's ratio;
+// entries are compressed on every store and re-sign, so speed matters more than the last bytes.
+const BROTLI_OPTIONS = { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } };
+
+const NOT_FOUND_BODY = Buffer.from(JSON.stringify({ error: 'Recording not found', code: 'RECORDING_NOT_FOUND' }));
+
+/** What the URL policy found across the recordings of one body. */
+interface UrlFacts {
+  urlDeadline: number;
+  resignAt: number;
+  hasUnknown: boolean;
+}
+
+function mergeFacts(results: readonly UrlPolicyResult[]): UrlFacts {
+  let urlDeadline = Infinity;
+  let resignAt = Infinity;
+  let hasUnknown = false;
+  for (const result of results) {
+    urlDeadline = Math.min(urlDeadline, result.urlDeadline);
+    resignAt = Math.min(resignAt, result.resignAt);
+    hasUnknown ||= result.hasUnknown;
+  }
+  return { urlDeadline, resignAt, hasUnknown };
+}
+
+/** Strong ETag of a body: 27 base64url characters of its SHA-1 (collision-resistant enough to tell bodies apart). */
+function etagOf(body: Buffer): string {
+  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+}
+
+/** Builds entries with the current settings; never touches the network. */
+export class EntryFactory {
+  constructor(
+    private readonly settings: () => Settings,
+    private readonly metrics: GatewayMetrics,
+  ) {}
+
+  /** A recording entry; mutates `recording.transcoded_url` per the URL policy. */
+  async recording(workspace: WorkspaceId, recording: Recording, now: number, storedAt = now): Promise<CacheEntry> {
+    const facts = mergeFacts([this.applyPolicy(recording, now)]);
+    return this.build(workspace, 'recording', Buffer.from(JSON.stringify(recording)), facts, now, storedAt, recording);
+  }
+
+  /** A list entry plus one entry per recording it holds (so a list fetch refreshes them). */
+  async list(workspace: WorkspaceId, page: ListPage, now: number, storedAt = now): Promise<{ list: CacheEntry; recordings: CacheEntry[] }> {
+    const perRecording = page.recordings.map((recording) => this.applyPolicy(recording, now));
+    const [list, ...recordings] = await Promise.all([
+      this.build(workspace, 'list', Buffer.from(JSON.stringify(page)), mergeFacts(perRecording), now, storedAt, null),
+      ...page.recordings.map((recording, index) =>
+        this.build(workspace, 'recording', Buffer.from(JSON.stringify(recording)), mergeFacts([perRecording[index]!]), now, storedAt, recording),
+      ),
+    ]);
+    return { list: list!, recordings };
+  }
+
+  /** A remembered 404. */
+  notFound(workspace: WorkspaceId, now: number): CacheEntry {
+    const timings = this.settings().timings.for(workspace);
+    const freshUntil = now + timings.notFound;
+    return {
+      kind: 'entry',
+      status: 404,
+      body: NOT_FOUND_BODY,
+      gzip: null,
+      br: null,
+      etag: etagOf(NOT_FOUND_BODY),
+      storedAt: now,
+      freshUntil,
+      staleUntil: freshUntil + Math.max(timings.staleWhileRevalidate, timings.staleIfError),
+      urlDeadline: Infinity,
+      resignAt: Infinity,
+      recordingId: null,
+      linkId: null,
+    };
+  }
+
+  /**
+   * Re-signs an entry's URLs from its own body. The data's age is kept (storedAt, freshUntil):
+   * only the URLs move, so a re-sign never extends how long upstream data is trusted.
+   */
+  async resign(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): Promise<CacheEntry> {
+    if (resource === 'recording') {
+      const rebuilt = await this.recording(workspace, JSON.parse(entry.body.toString('utf8')) as Recording, now, entry.storedAt);
+      return { ...rebuilt, freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil), staleUntil: entry.staleUntil };
+    }
+    const page = JSON.parse(entry.body.toString('utf8')) as ListPage;
+    const facts = mergeFacts(page.recordings.map((recording) => this.applyPolicy(recording, now)));
+    const rebuilt = await this.build(workspace, 'list', Buffer.from(JSON.stringify(page)), facts, now, entry.storedAt, null);
+    return { ...rebuilt, freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil), staleUntil: entry.staleUntil };
+  }
+
+  /**
+   * The entry with every URL that has less than minRemaining left set to null: what is served
+   * when URLs can be neither re-signed nor refreshed (upstream down, no signer).
+   */
+  async withUrlsNulled(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): Promise<CacheEntry> {
+    const minRemaining = this.settings().config.signing.minRemaining;
+    const parsed = JSON.parse(entry.body.toString('utf8')) as ListPage | Recording;
+    nullExpiredUrls(resource === 'list' ? (parsed as ListPage).recordings : [parsed as Recording], minRemaining, now);
+    const body = Buffer.from(JSON.stringify(parsed));
+    const rebuilt = await this.build(workspace, resource, body, { urlDeadline: Infinity, resignAt: Infinity, hasUnknown: false }, now, entry.storedAt, null);
+    return { ...rebuilt, freshUntil: entry.freshUntil, staleUntil: entry.staleUntil, recordingId: entry.recordingId, linkId: entry.linkId };
+  }
+
+  private applyPolicy(recording: Recording, now: number): UrlPolicyResult {
+    const { config, signer } = this.settings();
+    const result = applyUrlPolicy([recording], { signer, minRemaining: config.signing.minRemaining, validity: config.signing.validity }, now);
+    if (signer !== null) {
+      if (result.resigned > 0) this.metrics.resigns.inc({ scheme: signer.scheme, result: 'ok' }, result.resigned);
+      if (result.resignErrors > 0) this.metrics.resigns.inc({ scheme: signer.scheme, result: 'error' }, result.resignErrors);
+    }
+    return result;
+  }
+
+  /** Computes the instants and the encodings of one 200 body. */
+  private async build(
+    workspace: WorkspaceId,
+    resource: Resource,
+    body: Buffer,
+    facts: UrlFacts,
+    now: number,
+    storedAt: number,
+    recording: Recording | null,
+  ): Promise<CacheEntry> {
+    const { config, timings: table } = this.settings();
+    const timings = table.for(workspace);
+    const ttl = resource === 'list' ? timings.list : timings.recording;
+    let freshUntil = storedAt + ttl;
+    // A URL whose expiry cannot be read is trusted for signing.unknownTtl at most.
+    if (facts.hasUnknown) freshUntil = Math.min(freshUntil, storedAt + config.signing.unknownTtl);
+    // URLs that cannot be re-signed must be refreshed from the upstream before they run short:
+    // end freshness a margin ahead of the deadline so stale-while-revalidate refreshes in time.
+    if (Number.isFinite(facts.urlDeadline) && facts.resignAt === Infinity) {
+      freshUntil = Math.min(freshUntil, facts.urlDeadline - refreshMargin(config.signing.minRemaining));
+    }
+    freshUntil = Math.max(freshUntil, storedAt);
+    const [gz, br] =
+      body.length >= config.cache.compressMinBytes
+        ? await Promise.all([gzipAsync(body), brotliAsync(body, BROTLI_OPTIONS)])
+        : [null, null];
+    return {
+      kind: 'entry',
+      status: 200,
+      body,
+      gzip: gz,
+      br,
+      etag: etagOf(body),
+      storedAt,
+      freshUntil,
+      staleUntil: freshUntil + Math.max(timings.staleWhileRevalidate, timings.staleIfError),
+      urlDeadline: facts.urlDeadline,
+      resignAt: facts.resignAt,
+      recordingId: recording?.id ?? null,
+      linkId: recording?.public_link_id ?? null,
+    };
+  }
+}
+
+/** How far ahead of a URL deadline an entry stops being fresh, so a refresh lands before it. */
+export function refreshMargin(minRemaining: number): number {
+  return Math.max(Math.floor(minRemaining / 2), 1000);
+}

@@ -1,0 +1,277 @@
+/**
+ * The read-through flow, one step per comment: L1 → coalesce → L1 again → L2 → (distributed
+ * lock) → upstream → write L2 then L1. Stale entries are served while one background fetch
+ * refreshes them, and when the upstream fails. A key not yet verified never gets a cached
+ * answer nor another key's fetch: its flight is its own, and the upstream's answer is its proof.
+ */
+import type { Logger } from 'pino';
+import type { WorkspaceId } from '../brands.js';
+import type { Clock } from '../clock.js';
+import { GatewayError, UpstreamError } from '../errors.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Verdicts } from '../auth/verdicts.js';
+import type { ListPage, Recording } from '../recording.js';
+import type { CacheEntry, StoredValue } from './entry.js';
+import type { EntryFactory } from './entry-factory.js';
+import type { Generations } from './generations.js';
+import { l1Key, type Generation, type ResourceKey } from './keys.js';
+import type { L1Cache } from './l1.js';
+import type { Lookup, Served } from './lookup.js';
+import type { Settings } from './settings.js';
+import type { SharedTier } from './shared-tier.js';
+import { aliasTo, recordingValues } from './recording-values.js';
+import { UrlGuard } from './url-guard.js';
+
+/** Collaborators of the flow. */
+export interface ReadThroughDeps {
+  readonly l1: L1Cache;
+  readonly l2: SharedTier | null;
+  readonly generations: Generations;
+  readonly factory: EntryFactory;
+  readonly verdicts: Verdicts;
+  readonly settings: () => Settings;
+  readonly clock: Clock;
+  readonly metrics: GatewayMetrics;
+  readonly logger: Logger;
+}
+
+const LOCK_POLL_MS = 25;
+
+/** The two-tier read-through cache. */
+export class ReadThrough {
+  private readonly flights = new Map<string, Promise<Served>>();
+  private readonly urls: UrlGuard;
+
+  constructor(private readonly deps: ReadThroughDeps) {
+    this.urls = new UrlGuard({ ...deps, store: (workspace, generation, values) => this.store(workspace, generation, values) });
+  }
+
+  /** The generation of a workspace, loading it once from Redis when first seen. */
+  generation(workspace: WorkspaceId): Generation | Promise<Generation> {
+    return this.deps.generations.peek(workspace) ?? this.deps.generations.load(workspace);
+  }
+
+  /**
+   * The synchronous fast path: a fresh L1 entry for a verified key, or undefined. No promise,
+   * no allocation beyond the key string: most requests end here.
+   */
+  hit(lookup: Lookup, generation: Generation, now: number): CacheEntry | undefined {
+    const entry = this.readL1(lookup.workspace, generation, lookup.key);
+    if (entry === undefined || now >= entry.freshUntil || now >= entry.urlDeadline) return undefined;
+    // Re-signing is due soon: do it once in the background; this entry is still good to serve.
+    if (now >= entry.resignAt) this.urls.resignLater(lookup, generation, entry);
+    return entry;
+  }
+
+  /** The full flow for anything the fast path did not answer. */
+  async serve(lookup: Lookup, generation: Generation): Promise<Served> {
+    const now = this.deps.clock.now();
+    let fallback: CacheEntry | undefined;
+    if (lookup.verified) {
+      // L1: fresh → hit; stale within stale-while-revalidate → serve it, refresh once behind it.
+      fallback = this.readL1(lookup.workspace, generation, lookup.key);
+      const served = fallback && this.judge(lookup, generation, fallback, now, 'l1');
+      if (served) return served;
+    }
+    // Coalesce: one fetch per key at a time. A verified request shares any verified flight; an
+    // unverified one shares only a flight made with its own key.
+    const flightKey = this.flightKey(lookup, generation);
+    const existing = this.flights.get(flightKey);
+    if (existing !== undefined) {
+      this.deps.metrics.coalesced.inc({ resource: lookup.resource });
+      const result = await existing;
+      return result.outcome === 'miss' ? { ...result, outcome: 'collapsed' } : result;
+    }
+    const flight = this.fetchOnce(lookup, generation, fallback).finally(() => this.flights.delete(flightKey));
+    this.flights.set(flightKey, flight);
+    return flight;
+  }
+
+  /** Decides what a found entry allows: a hit, a stale serve with background refresh, or nothing. */
+  private judge(lookup: Lookup, generation: Generation, entry: CacheEntry, now: number, tier: 'l1' | 'l2'): Served | undefined {
+    const { metrics } = this.deps;
+    if (now < entry.urlDeadline) {
+      if (now < entry.freshUntil) {
+        metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'hit' });
+        if (now >= entry.resignAt) this.urls.resignLater(lookup, generation, entry);
+        return { entry, outcome: 'hit' };
+      }
+      const swr = this.deps.settings().timings.for(lookup.workspace).staleWhileRevalidate;
+      if (now < entry.freshUntil + swr) {
+        metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'stale' });
+        this.refreshLater(lookup, generation);
+        return { entry, outcome: 'stale' };
+      }
+    } else if (now < entry.freshUntil && this.urls.canResign(entry)) {
+      // Past its URL deadline but re-signable: the background re-sign did not run in time
+      // (no traffic); the caller re-signs before serving. Counted as a miss of the as-is entry.
+      return undefined;
+    }
+    metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'miss' });
+    return undefined;
+  }
+
+  private flightKey(lookup: Lookup, generation: Generation): string {
+    const key = l1Key(lookup.workspace, generation, lookup.key);
+    return lookup.verified ? key : `${key}\n${lookup.keyHash}`;
+  }
+
+  /** One fetch on behalf of every request coalesced on it. */
+  private async fetchOnce(lookup: Lookup, generation: Generation, l1Fallback: CacheEntry | undefined): Promise<Served> {
+    const { l2, metrics, clock } = this.deps;
+    let fallback = l1Fallback;
+    if (lookup.verified) {
+      // L1 again: an entry may have landed while this request awaited its generation.
+      const again = this.readL1(lookup.workspace, generation, lookup.key);
+      if (again !== undefined && again !== fallback) {
+        const served = this.judge(lookup, generation, again, clock.now(), 'l1');
+        if (served) return served;
+        fallback = again;
+      }
+      // A re-signable entry past its URL deadline: re-sign now rather than go upstream.
+      if (fallback !== undefined && clock.now() < fallback.freshUntil && this.urls.canResign(fallback)) {
+        const resigned = await this.urls.resignNow(lookup, generation, fallback);
+        if (resigned !== undefined) return { entry: resigned, outcome: 'hit' };
+      }
+      // L2: shared by every instance; a hit there fills L1.
+      if (l2 !== null) {
+        const shared = await this.readL2(lookup.workspace, generation, lookup.key);
+        if (shared !== undefined) {
+          this.storeL1(lookup.workspace, generation, lookup.key, shared);
+          const served = this.judge(lookup, generation, shared, clock.now(), 'l2');
+          if (served) return served;
+          if (fallback === undefined || shared.storedAt > fallback.storedAt) fallback = shared;
+        }
+        const locked = await this.waitForLock(lookup, generation);
+        if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
+        try {
+          return await this.fromUpstream(lookup, generation, fallback);
+        } finally {
+          if (locked.release !== undefined) void locked.release();
+        }
+      }
+    }
+    return this.fromUpstream(lookup, generation, fallback);
+  }
+
+  /**
+   * With cache.distributedLock: take the key's lock, or wait (bounded) for the instance holding
+   * it to store its result. A crashed holder's lock expires; a waiter past `wait` fetches itself.
+   */
+  private async waitForLock(lookup: Lookup, generation: Generation): Promise<{ entry?: CacheEntry; release?: () => Promise<void> }> {
+    const { l2, settings, clock } = this.deps;
+    const lock = settings().config.cache.distributedLock;
+    if (l2 === null || !lock.enabled) return {};
+    const outcome = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
+    if (outcome.state === 'acquired') return { release: () => outcome.release() };
+    if (outcome.state === 'unavailable') return {};
+    const giveUpAt = clock.now() + lock.wait;
+    while (clock.now() < giveUpAt) {
+      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+      const shared = await this.readL2(lookup.workspace, generation, lookup.key);
+      if (shared !== undefined && clock.now() < shared.freshUntil && clock.now() < shared.urlDeadline) {
+        this.deps.metrics.coalesced.inc({ resource: lookup.resource });
+        this.storeL1(lookup.workspace, generation, lookup.key, shared);
+        return { entry: shared };
+      }
+    }
+    return {};
+  }
+
+  /** Upstream: fetch with the caller's key, learn the key's verdict, store, or fall back to stale. */
+  private async fromUpstream(lookup: Lookup, generation: Generation, fallback: CacheEntry | undefined): Promise<Served> {
+    const { verdicts, factory, clock, metrics } = this.deps;
+    let answer;
+    try {
+      answer = await lookup.fetch(lookup.apiKey);
+    } catch (error) {
+      return this.staleOnError(lookup, generation, fallback, error);
+    }
+    const now = clock.now();
+    if (answer.status === 401) {
+      verdicts.record(lookup.workspace, lookup.keyHash, false, now);
+      metrics.authResults.inc({ source: 'upstream', result: 'invalid' });
+      throw new GatewayError('INVALID_KEY');
+    }
+    // The upstream checks the key before it looks anything up, so a 200 or a 404 proves the key.
+    if (!lookup.verified) {
+      verdicts.record(lookup.workspace, lookup.keyHash, true, now);
+      metrics.authResults.inc({ source: 'upstream', result: 'valid' });
+    }
+    if (answer.status === 404) {
+      const entry = factory.notFound(lookup.workspace, now);
+      await this.store(lookup.workspace, generation, [[lookup.key, entry]]);
+      return { entry, outcome: 'miss' };
+    }
+    if (lookup.resource === 'list') {
+      const { list, recordings } = await factory.list(lookup.workspace, answer.body as ListPage, now);
+      const values: Array<readonly [ResourceKey, StoredValue]> = [[lookup.key, list]];
+      for (const recording of recordings) values.push(...recordingValues(recording));
+      await this.store(lookup.workspace, generation, values);
+      return { entry: list, outcome: 'miss' };
+    }
+    const entry = await factory.recording(lookup.workspace, answer.body as Recording, now);
+    const values = recordingValues(entry);
+    // Asked by another spelling than its UUID or link code: point that key at the entry too.
+    if (!values.some(([key]) => key === lookup.key)) values.push([lookup.key, aliasTo(entry)]);
+    await this.store(lookup.workspace, generation, values);
+    return { entry, outcome: 'miss' };
+  }
+
+  /** stale-if-error: the last good copy for a verified key while the upstream fails. */
+  private async staleOnError(lookup: Lookup, generation: Generation, fallback: CacheEntry | undefined, error: unknown): Promise<Served> {
+    if (!(error instanceof GatewayError)) throw error;
+    const now = this.deps.clock.now();
+    const sie = this.deps.settings().timings.for(lookup.workspace).staleIfError;
+    if (!lookup.verified || fallback === undefined || !(error instanceof UpstreamError) || now >= fallback.freshUntil + sie) throw error;
+    this.deps.metrics.cacheLookups.inc({ resource: lookup.resource, tier: 'l1', result: 'stale' });
+    // Its URLs may have run short meanwhile: re-sign, or serve them as null, never expired.
+    const entry = await this.urls.servable(lookup, generation, fallback, now);
+    return { entry, outcome: 'stale-error', errorStatus: error.status };
+  }
+
+  /** stale-while-revalidate: one background fetch; its failure only matters to the log. */
+  private refreshLater(lookup: Lookup, generation: Generation): void {
+    const flightKey = this.flightKey(lookup, generation);
+    if (this.flights.has(flightKey)) return;
+    const flight = this.fromUpstream(lookup, generation, undefined).finally(() => this.flights.delete(flightKey));
+    this.flights.set(flightKey, flight);
+    flight.catch((error: unknown) => {
+      this.deps.logger.warn({ workspace: lookup.workspace, resource: lookup.resource, err: error }, 'background refresh failed');
+    });
+  }
+
+  /** Writes L2 first (so other instances see it), then L1. */
+  async store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void> {
+    if (this.deps.l2 !== null) await this.deps.l2.set(workspace, generation, values);
+    for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);
+  }
+
+  private storeL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey, entry: CacheEntry): void {
+    const values = entry.recordingId === null ? [[key, entry] as const] : recordingValues(entry);
+    for (const [k, value] of values) this.deps.l1.set(l1Key(workspace, generation, k), value);
+    if (entry.recordingId !== null && !values.some(([k]) => k === key)) {
+      this.deps.l1.set(l1Key(workspace, generation, key), aliasTo(entry));
+    }
+  }
+
+  /** Reads L1, following one alias hop; entries past stale-until are dropped. */
+  readL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey): CacheEntry | undefined {
+    const l1 = this.deps.l1;
+    let value = l1.get(l1Key(workspace, generation, key));
+    if (value !== undefined && value.kind === 'alias') value = l1.get(l1Key(workspace, generation, value.target as ResourceKey));
+    if (value === undefined || value.kind !== 'entry') return undefined;
+    if (this.deps.clock.now() >= value.staleUntil) return undefined;
+    return value;
+  }
+
+  /** Reads L2, following one alias hop; entries past stale-until count as absent. */
+  async readL2(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<CacheEntry | undefined> {
+    const l2 = this.deps.l2;
+    if (l2 === null) return undefined;
+    let value = await l2.get(workspace, generation, key);
+    if (value !== undefined && value.kind === 'alias') value = await l2.get(workspace, generation, value.target as ResourceKey);
+    if (value === undefined || value.kind !== 'entry' || this.deps.clock.now() >= value.staleUntil) return undefined;
+    return value;
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Keeps served transcoded_url values valid (DESIGN A5): re-signs entries in the background once
+ * per entry per window, re-signs synchronously only when no request came by in time, and
+ * otherwise serves URLs that ran short as null, never expired.
+ */
+import type { Logger } from 'pino';
+import type { WorkspaceId } from '../brands.js';
+import type { Clock } from '../clock.js';
+import type { CacheEntry, StoredValue } from './entry.js';
+import type { EntryFactory } from './entry-factory.js';
+import { l1Key, type Generation, type ResourceKey } from './keys.js';
+import type { Lookup } from './lookup.js';
+import { recordingValues } from './recording-values.js';
+import type { Settings } from './settings.js';
+
+/** Collaborators of the guard. */
+export interface UrlGuardDeps {
+  readonly factory: EntryFactory;
+  readonly settings: () => Settings;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void>;
+}
+
+/** Re-signing and URL nulling for cache entries. */
+export class UrlGuard {
+  /** Entries being re-signed, so a burst of hits triggers one re-sign, not one per request. */
+  private readonly resigning = new Map<string, Promise<CacheEntry | undefined>>();
+
+  constructor(private readonly deps: UrlGuardDeps) {}
+
+  /** True when a signer is configured and the entry holds URLs it may sign. */
+  canResign(entry: CacheEntry): boolean {
+    return this.deps.settings().signer !== null && Number.isFinite(entry.resignAt);
+  }
+
+  /** Starts a background re-sign of the entry unless one is already running. */
+  resignLater(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
+    void this.resignNow(lookup, generation, entry);
+  }
+
+  /** Re-signs now (sharing a re-sign already running) and stores the result in both tiers. */
+  resignNow(lookup: Lookup, generation: Generation, entry: CacheEntry): Promise<CacheEntry | undefined> {
+    const key = l1Key(lookup.workspace, generation, lookup.key);
+    let running = this.resigning.get(key);
+    if (running === undefined) {
+      running = this.resign(lookup, generation, entry).finally(() => this.resigning.delete(key));
+      this.resigning.set(key, running);
+    }
+    return running;
+  }
+
+  /** The entry as it may be served now: as is, re-signed, or with short URLs nulled. */
+  async servable(lookup: Lookup, generation: Generation, entry: CacheEntry, now: number): Promise<CacheEntry> {
+    if (now < entry.urlDeadline) return entry;
+    if (this.canResign(entry)) {
+      const resigned = await this.resignNow(lookup, generation, entry);
+      if (resigned !== undefined && now < resigned.urlDeadline) return resigned;
+    }
+    return this.deps.factory.withUrlsNulled(lookup.workspace, lookup.resource, entry, now);
+  }
+
+  private async resign(lookup: Lookup, generation: Generation, entry: CacheEntry): Promise<CacheEntry | undefined> {
+    try {
+      const resigned = await this.deps.factory.resign(lookup.workspace, lookup.resource, entry, this.deps.clock.now());
+      const values = resigned.recordingId === null ? [[lookup.key, resigned] as const] : recordingValues(resigned);
+      await this.deps.store(lookup.workspace, generation, values);
+      return resigned;
+    } catch (error) {
+      this.deps.logger.warn({ workspace: lookup.workspace, resource: lookup.resource, err: error }, 're-signing failed');
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Answers requests node's parser rejects before any handler runs: oversized header blocks
+ * (431), timed-out requests (408, the slowloris guard) and malformed requests (400), as JSON
+ * like every other error, then closes the connection (the stream's state is unknown).
+ */
+import type { Socket } from 'node:net';
+import { ERROR_CODES, type ErrorCode } from '../errors.js';
+
+function codeFor(error: NodeJS.ErrnoException): ErrorCode {
+  if (error.code === 'HPE_HEADER_OVERFLOW') return 'HEADERS_TOO_LARGE';
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'REQUEST_TIMEOUT';
+  return 'BAD_REQUEST';
+}
+
+const REASON: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/** The 'clientError' listener. */
+export function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset or aborted connection has nobody left to answer.
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const code = codeFor(error);
+  const { status, message } = ERROR_CODES[code];
+  const body = JSON.stringify({ error: message, code });
+  socket.end(
+    `HTTP/1.1 ${status} ${REASON[status] ?? 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

@@ -1,0 +1,59 @@
+/**
+ * Content-coding negotiation (RFC 9110 §12.5.3): brotli preferred, then gzip, else identity.
+ * Clients send a handful of distinct Accept-Encoding values, so answers are memoised.
+ */
+
+/** A stored encoding of an entry. */
+export type Coding = 'br' | 'gzip' | 'identity';
+
+const MEMO_LIMIT = 256;
+const memo = new Map<string, { br: boolean; gzip: boolean }>();
+
+function parse(header: string): { br: boolean; gzip: boolean } {
+  let br = false;
+  let gzip = false;
+  let star: boolean | undefined;
+  let brSeen = false;
+  let gzipSeen = false;
+  for (const part of header.split(',')) {
+    const [rawName, ...params] = part.split(';');
+    const name = (rawName ?? '').trim().toLowerCase();
+    let q = 1;
+    for (const param of params) {
+      const [k, v] = param.split('=');
+      if ((k ?? '').trim().toLowerCase() === 'q') {
+        const value = Number((v ?? '').trim());
+        q = Number.isFinite(value) && value >= 0 && value <= 1 ? value : 0;
+      }
+    }
+    if (name === 'br') {
+      brSeen = true;
+      br = q > 0;
+    } else if (name === 'gzip' || name === 'x-gzip') {
+      gzipSeen = true;
+      gzip = q > 0;
+    } else if (name === '*') {
+      star = q > 0;
+    }
+  }
+  // "*" covers codings not listed explicitly.
+  if (star !== undefined) {
+    if (!brSeen) br = star;
+    if (!gzipSeen) gzip = star;
+  }
+  return { br, gzip };
+}
+
+/** Picks the coding to serve for an Accept-Encoding header, given which encodings exist. */
+export function chooseCoding(header: string | undefined, hasBr: boolean, hasGzip: boolean): Coding {
+  if (header === undefined || header === '' || (!hasBr && !hasGzip)) return 'identity';
+  let accepted = memo.get(header);
+  if (accepted === undefined) {
+    accepted = parse(header);
+    if (memo.size >= MEMO_LIMIT) memo.clear();
+    memo.set(header, accepted);
+  }
+  if (hasBr && accepted.br) return 'br';
+  if (hasGzip && accepted.gzip) return 'gzip';
+  return 'identity';
+}

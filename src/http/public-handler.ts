@@ -1,0 +1,246 @@
+/**
+ * The public listener's request handler. Checks run cheapest and shape-first (Host, route,
+ * method, Accept, parameters, key shape), so bad input is answered before any key work or
+ * upstream call; then the key's verdict; then the cache. A verified key with a fresh L1 entry
+ * is answered synchronously.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { acceptsJson } from '../api/accept.js';
+import { parseListQuery, rejectAnyQuery } from '../api/paging.js';
+import { parseRecordingId } from '../api/recording-id.js';
+import { ResourceLookup } from '../api/resource-lookup.js';
+import type { FailedKeyLimiter } from '../auth/failed-key-limiter.js';
+import { hashKey, isKeyShaped } from '../auth/key-hash.js';
+import type { StaticKeys } from '../auth/static-keys.js';
+import type { Verdicts } from '../auth/verdicts.js';
+import type { KeyHash, WorkspaceId } from '../brands.js';
+import type { Settings } from '../cache/settings.js';
+import { listKey, recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
+import type { ReadThrough } from '../cache/read-through.js';
+import type { Outcome } from '../cache/lookup.js';
+import type { Clock } from '../clock.js';
+import { GatewayError } from '../errors.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { PageRequest, Resource, Upstream } from '../upstream/types.js';
+import { workspaceFromHost } from './host.js';
+import { RequestIds } from './request-id.js';
+import { RequestMetrics } from './request-metrics.js';
+import { writeEntry, writeError, type ResponseContext } from './respond.js';
+import { ALLOW, matchRoute } from './route.js';
+
+const V1_PREFIX_LENGTH = '/api/external/v1'.length;
+
+/** Collaborators of the public handler. */
+export interface PublicHandlerDeps {
+  readonly settings: () => Settings;
+  readonly readThrough: ReadThrough;
+  readonly upstream: Upstream;
+  readonly verdicts: Verdicts;
+  readonly limiter: FailedKeyLimiter;
+  readonly staticKeys: () => StaticKeys | null;
+  readonly clock: Clock;
+  readonly metrics: GatewayMetrics;
+  readonly logger: Logger;
+}
+
+/** What was learned about a request before the cache is asked. */
+interface Parsed {
+  readonly workspace: WorkspaceId;
+  readonly resource: Resource;
+  readonly key: ResourceKey;
+  readonly page: PageRequest | null;
+  readonly id: string | null;
+  readonly apiKey: string;
+  readonly keyHash: KeyHash;
+  readonly address: string;
+}
+
+/** Per-request bookkeeping for the log line and metrics. */
+interface Trace {
+  readonly started: number;
+  readonly ctx: ResponseContext;
+  route: string;
+  workspace: string | undefined;
+  lookup: ResourceLookup | undefined;
+}
+
+/** The public request handler. */
+export class PublicHandler {
+  private readonly ids = new RequestIds();
+  private readonly requestMetrics: RequestMetrics;
+
+  constructor(private readonly deps: PublicHandlerDeps) {
+    this.requestMetrics = new RequestMetrics(deps.metrics);
+  }
+
+  /** Node's 'request' listener. */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    const requestId = this.ids.for(req.headers['x-request-id'] as string | undefined);
+    const url = req.url ?? '';
+    const match = matchRoute(url);
+    const ctx: ResponseContext = {
+      requestId,
+      head: req.method === 'HEAD',
+      successor: match?.version === 'v1' ? `/api/external/v2${url.slice(V1_PREFIX_LENGTH)}` : null,
+    };
+    const trace: Trace = { started, ctx, route: match?.route ?? 'unmatched', workspace: undefined, lookup: undefined };
+    try {
+      const { config } = this.deps.settings();
+      // The workspace comes first: a request for no workspace is not this API's at all.
+      const workspace = workspaceFromHost(req.rawHeaders, config.server);
+      trace.workspace = workspace;
+      if (match === undefined) throw new GatewayError('NOT_FOUND');
+      if (req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('METHOD_NOT_ALLOWED', undefined, { headers: { Allow: ALLOW } });
+      if (!acceptsJson(req.headers.accept)) throw new GatewayError('NOT_ACCEPTABLE');
+      let key: ResourceKey;
+      let page: PageRequest | null = null;
+      let id: string | null = null;
+      if (match.route === 'list') {
+        page = parseListQuery(match.query, config.listing);
+        key = listKey(page.pageNumber, page.pageSize);
+      } else {
+        rejectAnyQuery(match.query);
+        id = parseRecordingId(match.idSegment ?? '') ?? null;
+        // Not a UUID nor a link code: it cannot exist, so no upstream call is made for it.
+        if (id === null) throw new GatewayError('RECORDING_NOT_FOUND');
+        key = recordingKey(id);
+      }
+      const apiKey = req.headers['x-api-key'];
+      if (apiKey === undefined || apiKey === '') throw new GatewayError('MISSING_KEY');
+      const address = this.clientAddress(req, config.server.trustProxy);
+      const now = this.deps.clock.now();
+      if (typeof apiKey !== 'string' || !isKeyShaped(apiKey)) {
+        this.deps.limiter.fail(address, now);
+        throw new GatewayError('INVALID_KEY');
+      }
+      const parsed: Parsed = { workspace, resource: match.route, key, page, id, apiKey, keyHash: hashKey(apiKey), address };
+      const verdict = this.deps.verdicts.peek(workspace, parsed.keyHash, now);
+      if (verdict === false) {
+        this.deps.metrics.authResults.inc({ source: 'l1', result: 'invalid' });
+        this.rejectKey(address, now);
+      }
+      const generation = this.deps.readThrough.generation(workspace);
+      if (verdict === true && !(generation instanceof Promise)) {
+        // The fast path: a verified key and a fresh L1 entry. Nothing here awaits.
+        const lookup = this.lookupFor(parsed, true);
+        const entry = this.deps.readThrough.hit(lookup, generation, now);
+        if (entry !== undefined) {
+          this.deps.metrics.cacheLookups.inc({ resource: parsed.resource, tier: 'l1', result: 'hit' });
+          this.finish(req, trace, writeEntry(req, res, entry, 'hit', now, ctx), 'hit');
+          return;
+        }
+      }
+      void this.serveSlow(req, res, trace, parsed, verdict, generation);
+    } catch (error) {
+      this.fail(req, res, trace, error);
+    }
+  };
+
+  /** Everything that may await: the generation, the shared verdict, the read-through flow. */
+  private async serveSlow(
+    req: IncomingMessage,
+    res: ServerResponse,
+    trace: Trace,
+    parsed: Parsed,
+    peeked: boolean | undefined,
+    generationOrLoad: Generation | Promise<Generation>,
+  ): Promise<void> {
+    try {
+      const generation = await generationOrLoad;
+      const verified = peeked ?? (await this.verdictOf(parsed));
+      const lookup = this.lookupFor(parsed, verified);
+      trace.lookup = lookup;
+      let served;
+      try {
+        served = await this.deps.readThrough.serve(lookup, generation);
+      } catch (error) {
+        if (error instanceof GatewayError && error.code === 'INVALID_KEY') this.deps.limiter.fail(parsed.address, this.deps.clock.now());
+        throw error;
+      }
+      if (res.destroyed) return;
+      const status = writeEntry(req, res, served.entry, served.outcome, this.deps.clock.now(), trace.ctx);
+      this.finish(req, trace, status, served.outcome);
+    } catch (error) {
+      this.fail(req, res, trace, error);
+    }
+  }
+
+  /**
+   * The key's verdict when L1 has none: the static key file, then the shared tier. Undefined
+   * means unknown: the key must prove itself upstream, and no cached answer may reach it.
+   */
+  private async verdictOf(parsed: Parsed): Promise<boolean> {
+    const now = this.deps.clock.now();
+    const mode = this.deps.settings().config.auth.mode;
+    if (mode !== 'upstream') {
+      const known = this.deps.staticKeys()?.has(parsed.workspace, parsed.keyHash) ?? false;
+      this.deps.metrics.authResults.inc({ source: 'static', result: known ? 'valid' : 'invalid' });
+      if (known) {
+        this.deps.verdicts.record(parsed.workspace, parsed.keyHash, true, now);
+        return true;
+      }
+      if (mode === 'static') this.rejectKey(parsed.address, now);
+    }
+    const shared = await this.deps.verdicts.lookupShared(parsed.workspace, parsed.keyHash, now);
+    if (shared === false) this.rejectKey(parsed.address, now);
+    if (shared === true) return true;
+    // Unknown keys are what a brute-force client sends: they are the ones rate limited.
+    const retryAfter = this.deps.limiter.retryAfter(parsed.address, now);
+    if (retryAfter > 0) {
+      this.deps.metrics.authResults.inc({ source: 'limiter', result: 'rate_limited' });
+      throw new GatewayError('TOO_MANY_FAILED_KEYS', undefined, { retryAfter });
+    }
+    return false;
+  }
+
+  private rejectKey(address: string, now: number): never {
+    this.deps.limiter.fail(address, now);
+    const retryAfter = this.deps.limiter.retryAfter(address, now);
+    if (retryAfter > 0) throw new GatewayError('TOO_MANY_FAILED_KEYS', undefined, { retryAfter });
+    throw new GatewayError('INVALID_KEY');
+  }
+
+  private lookupFor(parsed: Parsed, verified: boolean): ResourceLookup {
+    return new ResourceLookup(this.deps.upstream, parsed.workspace, parsed.resource, parsed.key, parsed.apiKey, parsed.keyHash, verified, parsed.page, parsed.id);
+  }
+
+  private clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+    if (trustProxy) {
+      const forwarded = req.headers['x-forwarded-for'];
+      const first = typeof forwarded === 'string' ? forwarded.split(',')[0]?.trim() : undefined;
+      if (first) return first;
+    }
+    return req.socket.remoteAddress ?? 'unknown';
+  }
+
+  private fail(req: IncomingMessage, res: ServerResponse, trace: Trace, error: unknown): void {
+    const gatewayError = error instanceof GatewayError ? error : new GatewayError('INTERNAL', undefined, { cause: error });
+    if (!(error instanceof GatewayError)) this.deps.logger.error({ err: error, reqId: trace.ctx.requestId }, 'unexpected error');
+    if (res.headersSent || res.destroyed) {
+      res.destroy();
+      return;
+    }
+    this.finish(req, trace, writeError(res, gatewayError, trace.ctx), 'none', gatewayError.code);
+  }
+
+  private finish(req: IncomingMessage, trace: Trace, status: number, cache: Outcome | 'none', code?: string): void {
+    const ms = performance.now() - trace.started;
+    this.requestMetrics.record(trace.route, req.method ?? 'other', status, cache, ms / 1000);
+    this.deps.logger.info(
+      {
+        reqId: trace.ctx.requestId,
+        workspace: trace.workspace,
+        route: trace.route,
+        method: req.method,
+        status,
+        cache,
+        code,
+        upstreamMs: trace.lookup === undefined ? 0 : Math.round(trace.lookup.upstreamMs * 100) / 100,
+        ms: Math.round(ms * 100) / 100,
+      },
+      'request',
+    );
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Writes answers. A cached answer is stored bytes plus headers assembled from precomputed
+ * strings and a few integers: no JSON work, no header object, one writeHead call.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CacheEntry } from '../cache/entry.js';
+import type { Outcome } from '../cache/lookup.js';
+import { errorBody, type GatewayError } from '../errors.js';
+import { chooseCoding } from './encoding.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const NO_STORE = 'no-store';
+
+/** Per-request facts the headers need besides the entry. */
+export interface ResponseContext {
+  readonly requestId: string;
+  readonly head: boolean;
+  /** For the v1 prefix: the successor URL path for the Link header (RFC 8594 / RFC 9745). */
+  readonly successor: string | null;
+}
+
+function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
+  switch (outcome) {
+    case 'hit':
+      return `recgw; hit; ttl=${Math.floor((entry.freshUntil - now) / 1000)}`;
+    case 'stale':
+      return `recgw; hit; ttl=${Math.min(-1, Math.floor((entry.freshUntil - now) / 1000))}`;
+    case 'miss':
+      return 'recgw; fwd=miss; stored';
+    case 'collapsed':
+      return 'recgw; fwd=miss; collapsed';
+    case 'stale-error':
+      return `recgw; fwd=stale; ttl=${Math.min(-1, Math.floor((entry.freshUntil - now) / 1000))}; detail=upstream-error`;
+  }
+}
+
+/**
+ * Writes a cached entry: encoding negotiation, ETag/If-None-Match (RFC 9110 §13.1.2, weak
+ * comparison), Cache-Control, Age (RFC 9111 §5.1) and Cache-Status (RFC 9211).
+ */
+export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: CacheEntry, outcome: Outcome, now: number, ctx: ResponseContext): number {
+  const coding = chooseCoding(req.headers['accept-encoding'], entry.br !== null, entry.gzip !== null);
+  const body = coding === 'br' ? entry.br! : coding === 'gzip' ? entry.gzip! : entry.body;
+  const etag = coding === 'identity' ? entry.etag : `${entry.etag.slice(0, -1)}-${coding === 'br' ? 'br' : 'gz'}"`;
+  const fresh = outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, Math.floor((entry.freshUntil - now) / 1000));
+  const headers: string[] = [
+    'Content-Type', JSON_TYPE,
+    'ETag', etag,
+    'Cache-Control', `private, max-age=${fresh}`,
+    'Age', String(Math.max(0, Math.floor((now - entry.storedAt) / 1000))),
+    'Cache-Status', cacheStatus(entry, outcome, now),
+    'X-Request-Id', ctx.requestId,
+  ];
+  if (entry.gzip !== null || entry.br !== null) headers.push('Vary', 'Accept-Encoding');
+  if (coding !== 'identity') headers.push('Content-Encoding', coding);
+  if (ctx.successor !== null) headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
+  const inm = req.headers['if-none-match'];
+  // Any encoding of the same entry matches: they are one representation's content.
+  if (inm !== undefined && entry.status === 200 && (inm.trim() === '*' || inm.includes(entry.etag.slice(1, -1)))) {
+    res.writeHead(304, headers);
+    res.end();
+    return 304;
+  }
+  headers.push('Content-Length', String(body.length));
+  res.writeHead(entry.status, headers);
+  if (ctx.head) res.end();
+  else res.end(body);
+  return entry.status;
+}
+
+/** Writes a JSON error; errors are never cached by clients. */
+export function writeError(res: ServerResponse, error: GatewayError, ctx: ResponseContext): number {
+  const body = errorBody(error);
+  const headers: string[] = [
+    'Content-Type', JSON_TYPE,
+    'Cache-Control', NO_STORE,
+    'X-Request-Id', ctx.requestId,
+    'Content-Length', String(Buffer.byteLength(body)),
+  ];
+  if (error.retryAfter !== undefined) headers.push('Retry-After', String(error.retryAfter));
+  if (error.headers !== undefined) for (const [name, value] of Object.entries(error.headers)) headers.push(name, value);
+  if (ctx.successor !== null) headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
+  res.writeHead(error.status, headers);
+  if (ctx.head) res.end();
+  else res.end(body);
+  return error.status;
+}
