@@ -1,0 +1,17 @@
+/** Parses the `{id}` path segment: a recording UUID or a public link code. */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID_LENGTH = 36;
+const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Returns the recording id to look up: a UUID normalised to lower case, or a public link code as
+ * given (case-sensitive); undefined for anything else, which is answered 404 without an upstream call.
+ */
+export function parseRecordingId(segment: string): string | undefined {
+  // UUIDs are case-insensitive (RFC 9562 §4), so one spelling keeps one cache entry. A UUID also
+  // fits the link-code pattern; UUID-shaped input is always taken as a UUID.
+  if (segment.length === UUID_LENGTH && UUID.test(segment)) return segment.toLowerCase();
+  // Link codes are matched raw: percent-encoded text is never a valid code, so it is not decoded.
+  return LINK_CODE.test(segment) ? segment : undefined;
+}
