@@ -154,6 +154,10 @@ export interface PrivateRedis {
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open but nothing answers, like a stalled Redis. */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT). */
+  resume(): void;
 }
 
 /** Starts a private redis-server (FLUSHALL is safe on it); killed in teardown. */
@@ -173,6 +177,12 @@ export async function startPrivateRedis(t: TestLike): Promise<PrivateRedis> {
     },
     async start() {
       if (!child) child = await spawnRedisServer(port);
+    },
+    pause() {
+      child?.kill('SIGSTOP');
+    },
+    resume() {
+      child?.kill('SIGCONT');
     },
   };
 }

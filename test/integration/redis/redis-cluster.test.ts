@@ -1,0 +1,98 @@
+// The Redis tier on a real three-master Cluster: one workspace, one slot; pipelines, MULTI and pub/sub work.
+import t from 'tap';
+import { Cluster } from 'ioredis';
+import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
+import { l2Key, listKey, recordingKey, type Generation } from '../../../src/cache/keys.js';
+import { generationKey, lockKey, verdictKey } from '../../../src/cache/redis-keys.js';
+import type { PurgeEvent } from '../../../src/cache/shared-tier.js';
+import { startRedisCluster } from '../../helpers/redis-cluster.js';
+import { waitFor } from '../../helpers/redis.js';
+import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
+
+const GEN: Generation = { all: 0, list: 0 };
+const UUID = recordingKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
+const LINK = recordingKey('abcDEF_12');
+const PAGE = listKey(1, 30);
+const keyPrefix = 'recgw-cluster';
+
+const cluster = await startRedisCluster(t);
+const raw = new Cluster(cluster.nodes);
+t.teardown(() => raw.quit());
+const a = await tierFor(t, { nodes: cluster.nodes, keyPrefix });
+const b = await tierFor(t, { nodes: cluster.nodes, keyPrefix });
+const heardByB: PurgeEvent[] = [];
+b.tier.onPurge((event) => heardByB.push(event));
+
+// Workspaces chosen so their slots land on different masters, proving keys follow the hash tag.
+const workspaces = ['acme', 'globex', 'initech', 'umbrella', 'hooli'].map((name) => name as WorkspaceId);
+
+void t.test('every key of a workspace hashes to one slot', async (t) => {
+  for (const ws of workspaces) {
+    const keys = [
+      l2Key(keyPrefix, ws, GEN, UUID),
+      l2Key(keyPrefix, ws, GEN, PAGE),
+      verdictKey(keyPrefix, ws, 'c'.repeat(64) as KeyHash),
+      lockKey(keyPrefix, ws, GEN, UUID),
+      generationKey(keyPrefix, ws),
+    ];
+    const slots = await Promise.all(keys.map((key) => raw.cluster('KEYSLOT', key)));
+    t.equal(new Set(slots).size, 1, `${ws}: one slot`);
+  }
+  const slots = await Promise.all(workspaces.map((ws) => raw.cluster('KEYSLOT', generationKey(keyPrefix, ws))));
+  const masters = new Set(slots.map((slot) => raw.slots[slot]?.[0]));
+  t.ok(masters.size > 1, `the test workspaces live on ${masters.size} different masters`);
+});
+
+void t.test('pipelined sets and gets work for workspaces on every master', async (t) => {
+  for (const ws of workspaces) {
+    const entry = makeEntry({ etag: `"${ws}"` });
+    await a.tier.set(ws, GEN, [
+      [UUID, entry],
+      [PAGE, makeEntry()],
+    ]);
+    const back = await b.tier.get(ws, GEN, UUID);
+    t.equal(back?.kind === 'entry' ? back.etag : undefined, `"${ws}"`, `${ws} read back through the other instance`);
+  }
+  await a.tier.setVerdict(workspaces[0]!, 'd'.repeat(64) as KeyHash, true, 10_000);
+  t.equal(await b.tier.getVerdict(workspaces[0]!, 'd'.repeat(64) as KeyHash), true);
+  const lock = await a.tier.tryLock(workspaces[1]!, GEN, UUID, 5000);
+  t.equal(lock.state, 'acquired');
+  t.equal((await b.tier.tryLock(workspaces[1]!, GEN, UUID, 5000)).state, 'held');
+  if (lock.state === 'acquired') await lock.release();
+  t.equal((await b.tier.tryLock(workspaces[1]!, GEN, UUID, 5000)).state, 'acquired');
+  t.equal(a.tier.up, true);
+  t.equal((await a.metrics.redisErrors.get()).values.length, 0, 'no command failed');
+});
+
+void t.test('purges work on the cluster and are heard by the other instance', async (t) => {
+  const ws = workspaces[2]!;
+  await waitFor(
+    async () => {
+      await a.tier.purge(workspaces[4]!, []);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return heardByB.length > 0;
+    },
+    10_000,
+    'the cluster subscription of instance b',
+  );
+  heardByB.length = 0;
+  await a.tier.set(ws, GEN, [
+    [UUID, makeEntry()],
+    [LINK, { kind: 'alias', target: UUID, staleUntil: Date.now() + 60_000 }],
+  ]);
+  const after = await a.tier.purge(ws, [UUID, LINK]);
+  t.same(after, { all: 0, list: 1 });
+  t.equal(await b.tier.get(ws, GEN, UUID), undefined, 'deleted');
+  t.equal(await b.tier.get(ws, GEN, LINK), undefined, 'alias deleted');
+  const whole = await b.tier.purge(ws, []);
+  t.same(whole, { all: 1, list: 1 });
+  t.same(await a.tier.loadGeneration(ws), whole);
+  await waitFor(() => heardByB.filter((e) => e.workspace === ws).length === 2, 3000, 'both announcements');
+  t.same(
+    heardByB.filter((e) => e.workspace === ws).map((e) => [e.generation, e.keys]),
+    [
+      [after, [UUID, LINK]],
+      [whole, []],
+    ],
+  );
+});

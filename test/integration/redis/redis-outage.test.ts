@@ -1,0 +1,104 @@
+// Redis dying, stalling and coming back: calls stay bounded, state is reported, recovery needs no restart.
+import t from 'tap';
+import { Redis } from 'ioredis';
+import { performance } from 'node:perf_hooks';
+import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
+import { recordingKey, type Generation } from '../../../src/cache/keys.js';
+import { generationKey } from '../../../src/cache/redis-keys.js';
+import type { PurgeEvent } from '../../../src/cache/shared-tier.js';
+import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
+import { makeEntry, metricValue, tierFor } from '../../helpers/redis-tier.js';
+
+const ACME = 'acme' as WorkspaceId;
+const GEN: Generation = { all: 0, list: 0 };
+const KEY = recordingKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
+const HASH = 'b'.repeat(64) as KeyHash;
+/** commandTimeout is 100ms in tierFor; timers and scheduling get this much on top. */
+const BOUND_MS = 100 + 80;
+
+async function timed<T>(call: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  const value = await call();
+  return { value, ms: performance.now() - start };
+}
+
+void t.test('Redis killed: calls resolve within the command timeout, state goes down; restarted: it is used again', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const { tier, metrics } = await tierFor(t, redis);
+  await tier.set(ACME, GEN, [[KEY, makeEntry()]]);
+  t.ok(await tier.get(ACME, GEN, KEY), 'works before the outage');
+
+  await redis.stop();
+  for (let i = 0; i < 5; i++) {
+    const get = await timed(() => tier.get(ACME, GEN, KEY));
+    t.equal(get.value, undefined, 'get answers a miss');
+    t.ok(get.ms < BOUND_MS, `get took ${get.ms.toFixed(1)}ms`);
+    const set = await timed(() => tier.set(ACME, GEN, [[KEY, makeEntry()]]));
+    t.ok(set.ms < BOUND_MS, `set took ${set.ms.toFixed(1)}ms`);
+    const verdict = await timed(() => tier.getVerdict(ACME, HASH));
+    t.equal(verdict.value, undefined);
+    t.ok(verdict.ms < BOUND_MS, `getVerdict took ${verdict.ms.toFixed(1)}ms`);
+  }
+  t.equal((await tier.tryLock(ACME, GEN, KEY, 1000)).state, 'unavailable');
+  t.equal(await tier.loadGeneration(ACME), undefined);
+  await t.rejects(tier.purge(ACME, []), { name: 'RedisUnavailableError' }, 'a purge tells the operator it did not happen');
+  await waitFor(() => !tier.up, 2000, 'up to turn false');
+  t.equal(await metricValue(metrics, 'recgw_redis_up'), 0);
+  t.ok((await metricValue(metrics, 'recgw_redis_errors_total', { op: 'get' })) >= 1, 'get errors counted');
+
+  await redis.start();
+  await waitFor(() => tier.up, 5000, 'up again after the restart');
+  t.equal(await metricValue(metrics, 'recgw_redis_up'), 1);
+  await tier.set(ACME, GEN, [[KEY, makeEntry()]]);
+  t.ok(await tier.get(ACME, GEN, KEY), 'set/get work on the same tier object');
+});
+
+void t.test('Redis stalled: the first calls time out, then the breaker skips Redis at no cost until it answers', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const { tier, metrics, logs } = await tierFor(t, redis);
+  redis.pause();
+  t.teardown(() => redis.resume());
+  const first = await timed(() => tier.get(ACME, GEN, KEY));
+  t.equal(first.value, undefined);
+  t.ok(first.ms >= 90 && first.ms < BOUND_MS, `a stalled command is cut at the timeout (${first.ms.toFixed(1)}ms)`);
+  await tier.get(ACME, GEN, KEY);
+  await tier.get(ACME, GEN, KEY);
+  t.equal(tier.up, false, 'three timeouts in a row open the breaker');
+  t.equal(await metricValue(metrics, 'recgw_redis_up'), 0);
+  const skipped = await timed(() => tier.get(ACME, GEN, KEY));
+  t.ok(skipped.ms < 10, `while open, a call costs nothing (${skipped.ms.toFixed(1)}ms)`);
+  t.equal(await metricValue(metrics, 'recgw_redis_errors_total', { op: 'get' }), 3, 'skipped calls are not counted as failed commands');
+  const failureLines = logs.filter((line) => line['msg'] === 'redis command failed');
+  t.equal(failureLines.length, 1, 'failures are logged once per interval, not per call');
+  t.ok(logs.some((line) => line['msg'] === 'redis breaker open: commands skipped, serving from L1 and upstream'));
+
+  redis.resume();
+  // After the cooldown one probe goes through; once it answers the breaker closes.
+  await waitFor(
+    async () => {
+      await tier.getVerdict(ACME, HASH);
+      return tier.up;
+    },
+    5000,
+    'the breaker to close after Redis answers again',
+  );
+  t.equal(await metricValue(metrics, 'recgw_redis_up'), 1);
+});
+
+void t.test('after the subscriber reconnects, loaded generations are replayed as events', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const { tier } = await tierFor(t, redis);
+  const events: PurgeEvent[] = [];
+  tier.onPurge((event) => events.push(event));
+  t.same(await tier.loadGeneration(ACME), { all: 0, list: 0 });
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.quit());
+  await waitFor(async () => Number(await raw.pubsub('NUMSUB', `${redis.keyPrefix}:purge`).then((reply) => reply[1])) === 1, 3000, 'the subscription');
+
+  // Drop the subscriber and move the generation while it is away: the announcement is missed.
+  await raw.client('KILL', 'TYPE', 'pubsub');
+  await raw.hincrby(generationKey(redis.keyPrefix, ACME), 'all', 5);
+  await waitFor(() => events.some((e) => e.workspace === ACME && e.generation.all === 5), 5000, 'the replayed generation');
+  t.same(events.at(-1), { workspace: ACME, generation: { all: 5, list: 0 }, keys: [] });
+  t.equal(tier.up, true, 'the command connection was not disturbed');
+});
