@@ -1,0 +1,64 @@
+/**
+ * One circuit breaker per upstream origin, and the `circuit_state` gauge: the worst state over all
+ * origins under one label (the baseUrl template's origin, `{workspace}` left in), so the label set
+ * stays bounded however many workspace hosts there are.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../clock.js';
+import { CIRCUIT_STATES, CircuitBreaker, type CircuitState } from './circuit-breaker.js';
+
+/** Settings for every breaker, and where to report the worst state. */
+export interface BreakerRegistryOptions {
+  failureThreshold: number;
+  resetTimeout: number;
+  clock: Clock;
+  /** Called with 0 (all closed), 1 (some half-open) or 2 (some open) whenever that changes. */
+  report: (worst: number) => void;
+  /** Origins remembered at once; the least recently used is forgotten (default 10000). */
+  maxOrigins?: number;
+}
+
+/** Breakers by origin. */
+export class BreakerRegistry {
+  // With {workspace} in the host every workspace is its own origin, and workspace names come from
+  // clients, so the map is bounded; forgetting a long-unused breaker only forgets its failures.
+  readonly #breakers: LRUCache<string, CircuitBreaker>;
+  readonly #counts = { closed: 0, 'half-open': 0, open: 0 };
+  readonly #options: BreakerRegistryOptions;
+  #worst = 0;
+
+  constructor(options: BreakerRegistryOptions) {
+    this.#options = options;
+    this.#breakers = new LRUCache<string, CircuitBreaker>({
+      max: options.maxOrigins ?? 10_000,
+      dispose: (breaker) => this.#change(undefined, breaker.state),
+    });
+    options.report(0);
+  }
+
+  /** The breaker of `origin`, created closed on first use. */
+  for(origin: string): CircuitBreaker {
+    let breaker = this.#breakers.get(origin);
+    if (breaker === undefined) {
+      breaker = new CircuitBreaker({
+        failureThreshold: this.#options.failureThreshold,
+        resetTimeout: this.#options.resetTimeout,
+        clock: this.#options.clock,
+        onStateChange: (to, from) => this.#change(to, from),
+      });
+      this.#breakers.set(origin, breaker);
+      this.#change('closed', undefined);
+    }
+    return breaker;
+  }
+
+  #change(to: CircuitState | undefined, from: CircuitState | undefined): void {
+    if (from !== undefined) this.#counts[from]--;
+    if (to !== undefined) this.#counts[to]++;
+    const worst = this.#counts.open > 0 ? CIRCUIT_STATES.open : this.#counts['half-open'] > 0 ? CIRCUIT_STATES['half-open'] : CIRCUIT_STATES.closed;
+    if (worst !== this.#worst) {
+      this.#worst = worst;
+      this.#options.report(worst);
+    }
+  }
+}

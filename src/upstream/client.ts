@@ -1,0 +1,144 @@
+/**
+ * The upstream client (DESIGN A3): undici keep-alive pools, an overall deadline across bounded,
+ * jittered retries, a circuit breaker per origin, and metrics for every fetch.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { Agent } from 'undici';
+import { systemClock, type Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import { UpstreamError } from '../errors.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import { attempt, type AttemptResult } from './attempt.js';
+import { BreakerRegistry } from './breaker-registry.js';
+import { parseListPage, parseRecording } from './recording-shape.js';
+import { backoffDelay } from './retry.js';
+import type { Resource, Upstream, UpstreamAnswer } from './types.js';
+import { listTarget, loopbackAwareLookup, parseBaseUrl, recordingTarget, type UpstreamTarget } from './upstream-url.js';
+
+/** Collaborators of the client; `serviceKey` is required with `upstream.auth: service-key`. */
+export interface UpstreamDeps {
+  metrics: GatewayMetrics;
+  logger: Logger;
+  clock?: Clock;
+  serviceKey?: string;
+}
+
+/** Value of the `outcome` label of `upstream_requests_total`. */
+type Outcome = 'ok' | 'not_found' | 'unauthorized' | 'timeout' | 'unreachable' | 'invalid' | 'rate_limited' | 'circuit_open';
+
+const ANSWER_OUTCOME = { 200: 'ok', 404: 'not_found', 401: 'unauthorized' } as const;
+const ERROR_OUTCOME: Partial<Record<UpstreamError['code'], Outcome>> = {
+  UPSTREAM_TIMEOUT: 'timeout',
+  UPSTREAM_UNREACHABLE: 'unreachable',
+  UPSTREAM_INVALID: 'invalid',
+  UPSTREAM_RATE_LIMITED: 'rate_limited',
+  CIRCUIT_OPEN: 'circuit_open',
+};
+
+type Final<T> = { answer: UpstreamAnswer<T> } | { error: UpstreamError; originFault: boolean; status?: number };
+
+/** Builds the upstream client over one undici Agent (a keep-alive pool per origin). */
+export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): Upstream {
+  const { metrics, logger } = deps;
+  const clock = deps.clock ?? systemClock;
+  if (config.auth === 'service-key' && !deps.serviceKey) throw new TypeError('upstream.auth service-key needs deps.serviceKey');
+  const template = parseBaseUrl(config.baseUrl);
+  const agent = new Agent({
+    connections: config.connectionsPerOrigin,
+    headersTimeout: config.timeouts.headers,
+    bodyTimeout: config.timeouts.body,
+    connect: { timeout: config.timeouts.connect, lookup: loopbackAwareLookup },
+  });
+  const breakers = new BreakerRegistry({
+    failureThreshold: config.breaker.failureThreshold,
+    resetTimeout: config.breaker.resetTimeout,
+    clock,
+    report: (worst) => metrics.circuitState.set({ target: template.label }, worst),
+  });
+
+  /** Attempts until an answer, a final failure, the retry budget or the deadline runs out. */
+  async function run<T>(target: UpstreamTarget, apiKey: string, parse: (value: unknown) => T, signal: AbortSignal, deadlineAt: number): Promise<Final<T>> {
+    const headers = {
+      'x-api-key': config.auth === 'service-key' ? deps.serviceKey! : apiKey,
+      accept: 'application/json',
+      // The body is size-checked and parsed as it arrives; an encoded body would defeat the cap.
+      'accept-encoding': 'identity',
+    };
+    for (let retry = 1; ; retry++) {
+      const result: AttemptResult<T> = await attempt({ dispatcher: agent, target, headers, signal, maxBytes: config.maxResponseBytes, parse, now: () => clock.now() });
+      if (result.kind === 'answer') return { answer: result.answer };
+      // Whatever undici reports once the deadline has fired, the fetch as a whole timed out.
+      if (signal.aborted) return { error: new UpstreamError('UPSTREAM_TIMEOUT'), originFault: true };
+      if (result.kind === 'failed') return result;
+      const wait = result.retryAfterMs ?? backoffDelay(retry, config.retryBackoff.base, config.retryBackoff.max);
+      // Retry-After is a floor, so a wait that does not fit the deadline means giving up now (RFC 9110 §10.2.3).
+      if (retry > config.retries || wait >= deadlineAt - performance.now()) return giveUp(result);
+      logger.debug({ origin: target.origin, path: target.path, retry, wait, err: result.error }, 'upstream attempt failed; retrying');
+      try {
+        await sleep(wait, undefined, { signal });
+      } catch {
+        return { error: new UpstreamError('UPSTREAM_TIMEOUT'), originFault: true };
+      }
+    }
+  }
+
+  async function fetchJson<T>(resource: Resource, target: UpstreamTarget, apiKey: string, parse: (value: unknown) => T): Promise<UpstreamAnswer<T>> {
+    const breaker = breakers.for(target.origin);
+    let permit;
+    try {
+      permit = breaker.acquire();
+    } catch (error) {
+      metrics.upstreamRequests.inc({ resource, outcome: 'circuit_open' });
+      throw error;
+    }
+    const started = performance.now();
+    const controller = new AbortController();
+    const deadline = setTimeout(() => controller.abort(), config.timeouts.deadline);
+    let final: Final<T>;
+    try {
+      final = await run(target, apiKey, parse, controller.signal, started + config.timeouts.deadline);
+    } catch (error) {
+      // Not an upstream behaviour (a bug): still settle the permit so a half-open trial is not stuck.
+      final = { error: new UpstreamError('UPSTREAM_UNREACHABLE', undefined, { cause: error }), originFault: true };
+    } finally {
+      clearTimeout(deadline);
+    }
+    metrics.upstreamDuration.observe({ resource }, (performance.now() - started) / 1000);
+    if ('answer' in final) {
+      breaker.succeed(permit);
+      metrics.upstreamRequests.inc({ resource, outcome: ANSWER_OUTCOME[final.answer.status] });
+      return final.answer;
+    }
+    // 404, 401, 429 and unexpected 4xx show a working origin; only the origin's faults count.
+    if (final.originFault) breaker.fail(permit);
+    else breaker.succeed(permit);
+    metrics.upstreamRequests.inc({ resource, outcome: ERROR_OUTCOME[final.error.code] ?? 'unreachable' });
+    // The key is a header and never part of what is logged here.
+    logger.warn({ err: final.error, resource, origin: target.origin, path: target.path, status: final.status }, 'upstream fetch failed');
+    throw final.error;
+  }
+
+  return {
+    fetchList(workspace, page, apiKey) {
+      return fetchJson('list', listTarget(template, workspace, page), apiKey, parseListPage);
+    },
+    fetchRecording(workspace, id, apiKey) {
+      return fetchJson('recording', recordingTarget(template, workspace, id), apiKey, parseRecording);
+    },
+    async close() {
+      await agent.close();
+    },
+  };
+}
+
+/** The failure a retryable result becomes when no further attempt is made. */
+function giveUp(result: Extract<AttemptResult<unknown>, { kind: 'retryable' }>): Final<never> {
+  const { error, status } = result;
+  if (error.code === 'UPSTREAM_RATE_LIMITED') {
+    // The client is told to come back when the store asked us to (at least a second).
+    const retryAfter = Math.max(1, Math.ceil((result.retryAfterMs ?? 1000) / 1000));
+    return { error: new UpstreamError('UPSTREAM_RATE_LIMITED', undefined, { retryAfter, cause: error.cause }), originFault: false, ...(status === undefined ? {} : { status }) };
+  }
+  return { error, originFault: true, ...(status === undefined ? {} : { status }) };
+}
