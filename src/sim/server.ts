@@ -94,7 +94,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     keys[ws] = [`sim-${ws}-key-1`, `sim-${ws}-key-2`];
     validKeys.set(ws, new Set(keys[ws]));
   }
-  const signingKeys = generateSigningKeys();
+  const signingKeys = await generateSigningKeys();
   const signer = new TranscodedUrlSigner(signingKeys, urlLifetimeMs);
   const faults = new FaultStore();
   const counters = new SimCounterStore();

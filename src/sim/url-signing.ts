@@ -3,7 +3,8 @@
  * the way a real CDN-backed store's does. The keys are made fresh at start and exposed, so a test
  * can give the gateway's re-signer the same keys.
  */
-import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { KeyObject } from 'node:crypto';
 import { signCloudCdnUrl } from '../signing/cloud-cdn.js';
 import { signCloudFrontUrl } from '../signing/cloudfront.js';
@@ -37,8 +38,9 @@ function randomChars(alphabet: string, length: number): string {
 }
 
 /** Fresh keys for all three schemes: HMAC key, AWS-style credentials, an RSA-2048 key pair. */
-export function generateSigningKeys(): SimSigningKeys {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+export async function generateSigningKeys(): Promise<SimSigningKeys> {
+  // The async form finds the RSA primes on the thread pool instead of blocking the event loop.
+  const { privateKey, publicKey } = await promisify(generateKeyPair)('rsa', { modulusLength: 2048 });
   return {
     cloudCdn: { keyName: 'sim-cdn-key', key: randomBytes(16) },
     s3: {
