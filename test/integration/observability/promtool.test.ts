@@ -1,7 +1,10 @@
 /** The alert rules and the metrics exposition pass promtool: rules check, rule unit tests, metrics lint. */
 import t from 'tap';
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -38,6 +41,22 @@ void t.test('promtool test rules passes every alert unit test', async (t) => {
   t.equal(run.code, 0, run.output);
   t.match(run.output, /SUCCESS/);
   t.notMatch(run.output, /FAILED/);
+});
+
+void t.test('every dashboard query is valid PromQL (promtool parses it as a recording rule)', async (t) => {
+  const dashboard = JSON.parse(readFileSync(join(root, 'config/grafana/recordings-gateway.json'), 'utf8')) as {
+    panels: Array<{ targets?: Array<{ expr: string }> }>;
+  };
+  // Grafana substitutes its interval variables before the query reaches Prometheus.
+  const exprs = dashboard.panels
+    .flatMap((panel) => panel.targets ?? [])
+    .map((target) => target.expr.replaceAll('$__rate_interval', '1m').replaceAll('$__range', '1h'));
+  t.ok(exprs.length > 20, `${exprs.length} queries`);
+  const file = join(t.testdir(), 'dashboard-queries.yml');
+  writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:query_${i}`, expr })) }] }));
+  const run = await promtool(['check', 'rules', file]);
+  t.equal(run.code, 0, run.output);
+  t.match(run.output, `SUCCESS: ${exprs.length} rules found`);
 });
 
 /**
