@@ -7,7 +7,7 @@ import { request } from 'undici';
 import { buildApp, type App } from '../../src/app.js';
 import type { SharedTier } from '../../src/cache/shared-tier.js';
 import type { Clock } from '../../src/clock.js';
-import { configWith } from '../../src/config/load.js';
+import { configWith, mergeConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
 import { captureLogs } from './capture-logs.js';
@@ -57,14 +57,13 @@ export async function startGateway(t: Tap, options: GatewayOptions = {}): Promis
   const sim = options.sim ?? (await startSimulator(options.simOptions));
   if (options.sim === undefined) t.teardown(() => sim.close());
   const logs = captureLogs();
-  const config = configWith({
+  const config = configWith(mergeConfig({
     server: { port: 0, host: '127.0.0.1' },
     admin: { port: 0, token: 'test-admin-token' },
     upstream: { baseUrl: sim.baseUrlTemplate, timeouts: { connect: '1s', headers: '1s', body: '1s', deadline: '2s' }, retryBackoff: { base: '10ms', max: '50ms' } },
     cache: { redis: { url: options.redisUrl ?? null } },
     log: { level: 'info' },
-    ...options.config,
-  });
+  }, options.config ?? {}));
   const logger = createLogger({ level: config.log.level, destination: logs.stream });
   const app = buildApp(config, {
     logger,
