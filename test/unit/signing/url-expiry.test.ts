@@ -135,7 +135,7 @@ void t.test('never throws, whatever the input (fuzzed)', (t) => {
     'bcdn_token=', 'md5=', 'expires=', '&', '?', '#', '/', '%', '%7E', '=', '20130524T000000Z', '1549751401', 'eyJTdGF0ZW1lbnQiOltdfQ__',
   );
   const shaped = fc.array(fc.oneof(piece, fc.string({ maxLength: 6 }), fc.nat().map(String)), { maxLength: 30 }).map((parts) => `https://h/p?${parts.join('')}`);
-  fc.assert(fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.webUrl({ withQueryParameters: true, withFragments: true }), shaped), check), { numRuns: 3000 });
+  fc.assert(fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.tuple(fc.constantFrom('https://', 'http://', '//', ''), fc.string(), fc.string()).map(([scheme, path, query]) => `${scheme}h.example${path}?${query}`), shaped), check), { numRuns: 3000 });
   t.ok(check(undefined as unknown as string), 'a non-string is unknown too');
   t.end();
 });
