@@ -62,6 +62,8 @@ export async function startGateway(t: Tap, options: GatewayOptions = {}): Promis
     admin: { port: 0, token: 'test-admin-token' },
     upstream: { baseUrl: sim.baseUrlTemplate, timeouts: { connect: '1s', headers: '1s', body: '1s', deadline: '2s' }, retryBackoff: { base: '10ms', max: '50ms' } },
     cache: { redis: { url: options.redisUrl ?? null } },
+    // The simulator's URLs live 90 s: leave them most of it, so entries stay fresh for their TTL.
+    signing: { minRemaining: '10s' },
     log: { level: 'info' },
   }, options.config ?? {}));
   const logger = createLogger({ level: config.log.level, destination: logs.stream });
