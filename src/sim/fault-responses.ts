@@ -51,6 +51,12 @@ export function respondWithFault(res: ServerResponse, fault: ActingFault, resour
 function drop(res: ServerResponse, body: string): void {
   const bytes = Buffer.from(body);
   res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': bytes.length });
+  // A HEAD answer has no body to cut, so cut the connection right after the headers.
+  if (res.req.method === 'HEAD') {
+    res.flushHeaders();
+    setImmediate(() => res.destroy());
+    return;
+  }
   res.write(bytes.subarray(0, bytes.length >> 1), () => res.destroy());
 }
 
