@@ -38,6 +38,12 @@ export function transportError(error: unknown): UpstreamError {
   return new UpstreamError(timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNREACHABLE', undefined, { cause: error });
 }
 
+/** Gives up on a body mid-way; undici then closes the connection, since an unfinished response cannot be reused. */
+function abandon(body: Dispatcher.ResponseData['body']): void {
+  // destroy() reports RequestAbortedError on the stream; nobody else listens, so swallow it here.
+  body.on('error', () => undefined).destroy();
+}
+
 /** Reads the body, giving up (and so destroying the socket) as soon as it passes `limit` bytes. */
 async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -45,8 +51,7 @@ async function readCapped(body: Dispatcher.ResponseData['body'], limit: number):
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
-      // An unfinished response cannot be reused: undici closes the connection rather than drain it.
-      body.destroy();
+      abandon(body);
       throw invalidResponse(`body exceeds upstream.maxResponseBytes (${limit} bytes) while reading`);
     }
     chunks.push(chunk);
@@ -95,12 +100,12 @@ export async function attempt<T>(request: AttemptRequest<T>): Promise<AttemptRes
   try {
     const declared = Number(headers['content-length']);
     if (declared > maxBytes) {
-      body.destroy();
+      abandon(body);
       return { kind: 'failed', error: invalidResponse(`Content-Length ${declared} exceeds upstream.maxResponseBytes (${maxBytes} bytes)`), originFault: true };
     }
     const encoding = headers['content-encoding'];
     if (encoding !== undefined && encoding !== 'identity') {
-      body.destroy();
+      abandon(body);
       return { kind: 'failed', error: invalidResponse(`unrequested Content-Encoding ${String(encoding)}`), originFault: true };
     }
     const bytes = await readCapped(body, maxBytes);

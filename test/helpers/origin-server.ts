@@ -17,10 +17,19 @@ export interface Origin {
   readonly requests: number;
   /** TCP connections accepted so far (a discarded socket shows as a new one). */
   readonly connections: number;
-  /** Every request's method, URL and headers, in arrival order. */
-  readonly seen: ReadonlyArray<{ method: string; url: string; headers: IncomingMessage['headers'] }>;
+  /** Every request's method, URL, headers and server-side socket, in arrival order. */
+  readonly seen: ReadonlyArray<SeenRequest>;
   /** Stops listening and drops every connection (also done in teardown). */
   close(): Promise<void>;
+}
+
+/** One request as the origin saw it. */
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  /** The connection it came on: compare to tell reuse from a new connection, or wait for its close. */
+  socket: Socket;
 }
 
 /** Handles one request; it may leave the response hanging or destroy the socket. */
@@ -29,10 +38,10 @@ export type OriginHandler = (req: IncomingMessage, res: ServerResponse, index: n
 /** Starts an origin on 127.0.0.1:0 and registers its shutdown with `t.teardown`. */
 export async function startOrigin(t: Teardown, handler: OriginHandler): Promise<Origin> {
   const sockets = new Set<Socket>();
-  const seen: Array<{ method: string; url: string; headers: IncomingMessage['headers'] }> = [];
+  const seen: SeenRequest[] = [];
   let connections = 0;
   const server = createServer((req, res) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, socket: req.socket });
     handler(req, res, seen.length - 1);
   });
   server.on('connection', (socket: Socket) => {
