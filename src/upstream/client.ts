@@ -11,6 +11,7 @@ import { UpstreamError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { attempt, type AttemptResult } from './attempt.js';
 import { BreakerRegistry } from './breaker-registry.js';
+import type { Permit } from './circuit-breaker.js';
 import { parseListPage, parseRecording } from './recording-shape.js';
 import { backoffDelay } from './retry.js';
 import type { Resource, Upstream, UpstreamAnswer } from './types.js';
@@ -69,7 +70,7 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
       const result: AttemptResult<T> = await attempt({ dispatcher: agent, target, headers, signal, maxBytes: config.maxResponseBytes, parse, now: () => clock.now() });
       if (result.kind === 'answer') return { answer: result.answer };
       // Whatever undici reports once the deadline has fired, the fetch as a whole timed out.
-      if (signal.aborted) return { error: new UpstreamError('UPSTREAM_TIMEOUT'), originFault: true };
+      if (signal.aborted) return { error: deadlinePassed(config.timeouts.deadline), originFault: true };
       if (result.kind === 'failed') return result;
       const wait = result.retryAfterMs ?? backoffDelay(retry, config.retryBackoff.base, config.retryBackoff.max);
       // Retry-After is a floor, so a wait that does not fit the deadline means giving up now (RFC 9110 §10.2.3).
@@ -78,14 +79,14 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
       try {
         await sleep(wait, undefined, { signal });
       } catch {
-        return { error: new UpstreamError('UPSTREAM_TIMEOUT'), originFault: true };
+        return { error: deadlinePassed(config.timeouts.deadline), originFault: true };
       }
     }
   }
 
   async function fetchJson<T>(resource: Resource, target: UpstreamTarget, apiKey: string, parse: (value: unknown) => T): Promise<UpstreamAnswer<T>> {
     const breaker = breakers.for(target.origin);
-    let permit;
+    let permit: Permit;
     try {
       permit = breaker.acquire();
     } catch (error) {
@@ -130,6 +131,11 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
       await agent.close();
     },
   };
+}
+
+/** The 504 of a fetch that ran out of `upstream.timeouts.deadline`, with the budget in its cause for the log. */
+function deadlinePassed(deadline: number): UpstreamError {
+  return new UpstreamError('UPSTREAM_TIMEOUT', undefined, { cause: new Error(`upstream.timeouts.deadline (${deadline}ms) passed`) });
 }
 
 /** The failure a retryable result becomes when no further attempt is made. */

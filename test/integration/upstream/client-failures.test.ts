@@ -95,6 +95,7 @@ void t.test('a hanging origin yields 504 at the deadline, not at headersTimeout'
   t.equal(error.code, 'UPSTREAM_TIMEOUT');
   t.equal(error.status, 504);
   t.ok(elapsed >= 290 && elapsed < 800, `answered after ${Math.round(elapsed)}ms`);
+  t.match(h.logText(), /upstream\.timeouts\.deadline \(300ms\) passed/, 'the log says which budget ran out');
   t.same(await h.outcomes(), { 'recording:timeout': 1 });
 });
 
