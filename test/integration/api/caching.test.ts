@@ -6,7 +6,7 @@ import { startGateway } from '../../helpers/gateway.js';
 
 const LIST = '/api/external/v2/recordings';
 
-t.test('a second identical request is answered without an upstream call', async (t) => {
+void t.test('a second identical request is answered without an upstream call', async (t) => {
   const gw = await startGateway(t);
   const first = await gw.get(`${LIST}?page_size=5`);
   t.equal(first.status, 200);
@@ -24,7 +24,7 @@ t.test('a second identical request is answered without an upstream call', async 
   t.same(Object.keys(second.json().recordings[0]), Object.keys(gw.sim.data['acme']![0]!), 'same fields, same order');
 });
 
-t.test('absent paging asks the upstream for an explicit page 1 of 30, sharing the entry', async (t) => {
+void t.test('absent paging asks the upstream for an explicit page 1 of 30, sharing the entry', async (t) => {
   const gw = await startGateway(t);
   const implicit = await gw.get(LIST);
   t.equal(implicit.json().recordings.length, 30);
@@ -34,7 +34,7 @@ t.test('absent paging asks the upstream for an explicit page 1 of 30, sharing th
   t.equal(gw.sim.counters.total, calls, 'one entry for both spellings');
 });
 
-t.test('UUID and public link code share one entry; a list page fills the recording entries', async (t) => {
+void t.test('UUID and public link code share one entry; a list page fills the recording entries', async (t) => {
   const gw = await startGateway(t);
   const recording = gw.sim.data['acme']!.find((r) => r.public_link_id !== null)!;
   const byId = await gw.get(`${LIST}/${recording.id.toUpperCase()}`);
@@ -55,7 +55,7 @@ t.test('UUID and public link code share one entry; a list page fills the recordi
   t.equal(gw.sim.counters.total, afterList);
 });
 
-t.test('If-None-Match with the ETag → 304; HEAD has headers and no body', async (t) => {
+void t.test('If-None-Match with the ETag → 304; HEAD has headers and no body', async (t) => {
   const gw = await startGateway(t);
   const first = await gw.get(`${LIST}?page_size=3`);
   const etag = first.headers['etag'] as string;
@@ -72,7 +72,7 @@ t.test('If-None-Match with the ETag → 304; HEAD has headers and no body', asyn
   t.equal(head.headers['content-length'], String(Buffer.byteLength(first.text)));
 });
 
-t.test('bodies over 1 KB are served brotli or gzip per Accept-Encoding, with Vary and distinct ETags', async (t) => {
+void t.test('bodies over 1 KB are served brotli or gzip per Accept-Encoding, with Vary and distinct ETags', async (t) => {
   const gw = await startGateway(t);
   const plain = await gw.get(`${LIST}?page_size=10`);
   const br = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip, br' } });
@@ -93,7 +93,7 @@ t.test('bodies over 1 KB are served brotli or gzip per Accept-Encoding, with Var
   t.equal(gunzipSync(Buffer.from(await rawGz.body.arrayBuffer())).toString(), plain.text);
 });
 
-t.test('the v1 prefix answers the same, with Deprecation and a successor Link', async (t) => {
+void t.test('the v1 prefix answers the same, with Deprecation and a successor Link', async (t) => {
   const gw = await startGateway(t);
   const v2 = await gw.get(`${LIST}?page_size=2`);
   const v1 = await gw.get('/api/external/v1/recordings?page_size=2');
@@ -104,14 +104,14 @@ t.test('the v1 prefix answers the same, with Deprecation and a successor Link', 
   t.equal(v2.headers['deprecation'], undefined);
 });
 
-t.test('X-Request-Id is echoed or made', async (t) => {
+void t.test('X-Request-Id is echoed or made', async (t) => {
   const gw = await startGateway(t);
   t.equal((await gw.get(LIST, { headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id'], 'abc-123');
   t.match((await gw.get(LIST)).headers['x-request-id'], /^\S+$/);
   t.match((await gw.get(LIST, { key: null })).headers['x-request-id'], /^\S+$/, 'errors carry one too');
 });
 
-t.test('50 concurrent cold requests for one resource → 1 upstream call', async (t) => {
+void t.test('50 concurrent cold requests for one resource → 1 upstream call', async (t) => {
   const gw = await startGateway(t);
   gw.sim.faults.set({ kind: 'latency', ms: 100 });
   await gw.get(`${LIST}?page_size=1`); // verifies the key
@@ -126,7 +126,7 @@ t.test('50 concurrent cold requests for one resource → 1 upstream call', async
   t.match(metrics, /recgw_coalesced_requests_total\{resource="recording"\} (49|[1-9]\d)/);
 });
 
-t.test('an unverified key is never answered from the cache nor from another key\'s fetch', async (t) => {
+void t.test('an unverified key is never answered from the cache nor from another key\'s fetch', async (t) => {
   const gw = await startGateway(t);
   const path = `${LIST}?page_size=4`;
   t.equal((await gw.get(path)).status, 200, 'cached with a valid key');
@@ -148,7 +148,7 @@ t.test('an unverified key is never answered from the cache nor from another key\
   t.equal(secondValid.status, 401);
 });
 
-t.test('the same id in two workspaces never crosses over', async (t) => {
+void t.test('the same id in two workspaces never crosses over', async (t) => {
   const gw = await startGateway(t);
   const acmeIds = new Set(gw.sim.data['acme']!.map((r) => r.id));
   const shared = gw.sim.data['globex']!.find((r) => acmeIds.has(r.id))!;
@@ -163,7 +163,7 @@ t.test('the same id in two workspaces never crosses over', async (t) => {
   }
 });
 
-t.test('404 is remembered for cache.ttl.notFound', async (t) => {
+void t.test('404 is remembered for cache.ttl.notFound', async (t) => {
   const gw = await startGateway(t);
   const missing = `${LIST}/00000000-0000-4000-8000-000000000000`;
   const first = await gw.get(missing);
@@ -175,7 +175,7 @@ t.test('404 is remembered for cache.ttl.notFound', async (t) => {
   t.equal(gw.sim.counters.total, calls, 'negative entry served');
 });
 
-t.test('stale is served when the upstream fails after caching; stale-while-revalidate refreshes once', async (t) => {
+void t.test('stale is served when the upstream fails after caching; stale-while-revalidate refreshes once', async (t) => {
   const clock = new FakeClock();
   const gw = await startGateway(t, { clock, config: { cache: { ttl: { list: '30s' }, staleWhileRevalidate: '10s', staleIfError: '5m' }, upstream: { retries: 0 } } });
   const path = `${LIST}?page_size=3`;
@@ -202,7 +202,7 @@ t.test('stale is served when the upstream fails after caching; stale-while-reval
   t.equal((await gw.get(path)).status, 502);
 });
 
-t.test('malformed or wrong-shape upstream data is never cached', async (t) => {
+void t.test('malformed or wrong-shape upstream data is never cached', async (t) => {
   const gw = await startGateway(t, { config: { upstream: { retries: 0 } } });
   const id = gw.sim.data['acme']![5]!.id;
   gw.sim.faults.set({ kind: 'wrong-shape' }, { times: 1 });
@@ -215,7 +215,7 @@ t.test('malformed or wrong-shape upstream data is never cached', async (t) => {
   t.equal(good.headers['cache-status'], 'recgw; fwd=miss; stored');
 });
 
-t.test('no API key value appears in any log line', async (t) => {
+void t.test('no API key value appears in any log line', async (t) => {
   const gw = await startGateway(t);
   const keys = [gw.key(), gw.key('globex'), 'made-up-secret-key-123'];
   await gw.get(LIST);

@@ -5,7 +5,7 @@ import { startGateway } from '../../helpers/gateway.js';
 
 const LIST = '/api/external/v2/recordings';
 
-t.test('bad input is answered with a JSON 4xx and never reaches the upstream', async (t) => {
+void t.test('bad input is answered with a JSON 4xx and never reaches the upstream', async (t) => {
   const gw = await startGateway(t);
   const uuid = gw.sim.data['acme']![0]!.id;
   const cases: Array<[string, Parameters<typeof gw.get>, number, string]> = [
@@ -48,7 +48,7 @@ t.test('bad input is answered with a JSON 4xx and never reaches the upstream', a
   t.equal(post.headers['allow'], 'GET, HEAD');
 });
 
-t.test('keys: invalid and other-workspace keys get the same 401', async (t) => {
+void t.test('keys: invalid and other-workspace keys get the same 401', async (t) => {
   const gw = await startGateway(t);
   const invalid = await gw.get(LIST, { key: 'not-a-real-key' });
   const foreign = await gw.get(LIST, { key: gw.key('globex') });
@@ -59,7 +59,7 @@ t.test('keys: invalid and other-workspace keys get the same 401', async (t) => {
   t.equal(again.status, 401, 'the invalid verdict is cached');
 });
 
-t.test('repeated failed keys from one address get 429 with Retry-After', async (t) => {
+void t.test('repeated failed keys from one address get 429 with Retry-After', async (t) => {
   const gw = await startGateway(t, { config: { auth: { failedKeyLimit: { attempts: 3, window: '1m' } } } });
   t.equal((await gw.get(LIST)).status, 200, 'a valid key, verified before the failures');
   for (let i = 0; i < 3; i++) t.equal((await gw.get(LIST, { key: `wrong-${i}` })).status, 401);
@@ -72,7 +72,7 @@ t.test('repeated failed keys from one address get 429 with Retry-After', async (
   t.equal((await gw.get(LIST)).status, 200, 'a key already verified still works from that address');
 });
 
-t.test('upstream failures before anything is cached: 502, 503, 504, 429', async (t) => {
+void t.test('upstream failures before anything is cached: 502, 503, 504, 429', async (t) => {
   const gw = await startGateway(t, {
     config: { upstream: { retries: 0, breaker: { failureThreshold: 3, resetTimeout: '30s' }, timeouts: { connect: '500ms', headers: '300ms', body: '300ms', deadline: '400ms' } } },
   });
@@ -91,7 +91,7 @@ t.test('upstream failures before anything is cached: 502, 503, 504, 429', async 
   t.ok(Date.now() - started < 1500, `504 within the configured deadline (${Date.now() - started} ms)`);
 });
 
-t.test('repeated upstream 5xx open the circuit: 503 without an upstream call', async (t) => {
+void t.test('repeated upstream 5xx open the circuit: 503 without an upstream call', async (t) => {
   const gw = await startGateway(t, { config: { upstream: { retries: 0, breaker: { failureThreshold: 3, resetTimeout: '30s' } } } });
   gw.sim.faults.set({ kind: 'status', status: 500 });
   for (let page = 1; page <= 3; page++) t.equal((await gw.get(`${LIST}?page_number=${page}`)).status, 502, 'upstream 500 → 502');
@@ -103,7 +103,7 @@ t.test('repeated upstream 5xx open the circuit: 503 without an upstream call', a
   t.equal(gw.sim.counters.total, before, 'an open circuit sends nothing upstream');
 });
 
-t.test('upstream unreachable → 502', async (t) => {
+void t.test('upstream unreachable → 502', async (t) => {
   const gw = await startGateway(t, { config: { upstream: { baseUrl: 'http://127.0.0.1:1/ws/{workspace}/api/external/v2', retries: 0 } } });
   const res = await gw.get(LIST);
   t.equal(res.status, 502);
@@ -123,7 +123,7 @@ function rawExchange(port: number, payload: string, waitMs = 3000): Promise<stri
   });
 }
 
-t.test('oversized headers → 431, slow headers → 408, conflicting Host lines → 400', async (t) => {
+void t.test('oversized headers → 431, slow headers → 408, conflicting Host lines → 400', async (t) => {
   const gw = await startGateway(t, { config: { server: { headersTimeout: '1s', requestTimeout: '2s' } } });
   const huge = await rawExchange(gw.port, `GET ${LIST} HTTP/1.1\r\nHost: acme.localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
   t.match(huge, /^HTTP\/1\.1 431/, '431 for a 20 KB header block');
