@@ -5,7 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { KeyHash, WorkspaceId } from '../brands.js';
+import { asWorkspaceId, type KeyHash, type WorkspaceId } from '../brands.js';
 
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 const CHECK_EVERY_MS = 1000;
@@ -16,6 +16,8 @@ export function parseKeyFile(text: string): Map<string, Set<string>> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('key file must be a JSON object');
   const table = new Map<string, Set<string>>();
   for (const [workspace, hashes] of Object.entries(parsed)) {
+    // Workspaces come from the Host in lower case: a name that is not one would never match.
+    if (asWorkspaceId(workspace) === undefined) throw new Error(`key file: ${workspace} is not a workspace name (one lower-case DNS label)`);
     if (!Array.isArray(hashes)) throw new Error(`key file: ${workspace} must be an array of hex SHA-256 hashes`);
     const set = new Set<string>();
     for (const hash of hashes) {
