@@ -1,11 +1,12 @@
 /** The process: load config, build the app, listen, and handle signals (DESIGN A1). */
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { createLogger, flushLogger } from './observability/logger.js';
 
-function listen(server: import('node:http').Server, port: number, host: string): Promise<AddressInfo> {
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

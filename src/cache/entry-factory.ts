@@ -68,7 +68,7 @@ export class EntryFactory {
         this.build(workspace, 'recording', Buffer.from(JSON.stringify(recording)), mergeFacts([perRecording[index]!]), now, storedAt, recording),
       ),
     ]);
-    return { list: list!, recordings };
+    return { list, recordings };
   }
 
   /** A remembered 404. */

@@ -118,7 +118,7 @@ export class ReadThrough {
 
   /** One fetch on behalf of every request coalesced on it. */
   private async fetchOnce(lookup: Lookup, generation: Generation, l1Fallback: CacheEntry | undefined): Promise<Served> {
-    const { l2, metrics, clock } = this.deps;
+    const { l2, clock } = this.deps;
     let fallback = l1Fallback;
     if (lookup.verified) {
       // L1 again: an entry may have landed while this request awaited its generation.
