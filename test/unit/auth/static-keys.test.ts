@@ -90,7 +90,7 @@ void t.test('StaticKeys: a missing or broken file at start-up throws', (t) => {
   t.end();
 });
 
-void t.test('StaticKeys: a rewrite is picked up at most once a second, and announced', async (t) => {
+void t.test('StaticKeys: a rewrite is picked up at most once a second, and announced', (t) => {
   const clock = new FakeClock();
   const logs = captureLogs();
   const file = keyFile(t, { acme: [hashKey('old')] });
@@ -118,9 +118,10 @@ void t.test('StaticKeys: a rewrite is picked up at most once a second, and annou
   t.equal(keys.has(globex, hashKey('new')), true);
   t.equal(reloads, 2);
   t.notOk(logs.text().includes(hashKey('old')) || logs.text().includes(hashKey('new')), 'no key material in the log');
+  t.end();
 });
 
-void t.test('StaticKeys: a broken rewrite keeps the previous keys and logs an error', async (t) => {
+void t.test('StaticKeys: a broken rewrite keeps the previous keys and logs an error', (t) => {
   const clock = new FakeClock();
   const logs = captureLogs();
   const file = keyFile(t, { acme: [hashKey('kept')] });
@@ -144,4 +145,5 @@ void t.test('StaticKeys: a broken rewrite keeps the previous keys and logs an er
   t.equal(keys.has(acme, hashKey('fixed')), true, 'the repaired file is loaded');
   t.equal(keys.has(acme, hashKey('kept')), false);
   t.equal(reloads, 1);
+  t.end();
 });
