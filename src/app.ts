@@ -72,7 +72,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
   const { logger } = deps;
   const clock = deps.clock ?? systemClock;
   const env = deps.env ?? process.env;
-  const metrics = deps.metrics ?? new GatewayMetrics();
+  const metrics = deps.metrics ?? new GatewayMetrics({ workspaceLabel: initial.metrics.workspaceLabel });
   let settings = makeSettings(initial, signerFor);
   const current = (): Settings => settings;
 

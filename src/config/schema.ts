@@ -29,6 +29,10 @@ const bytes = z
   });
 
 const port = z.number().int().min(0).max(65535);
+/** One lower-case DNS label: the shape of a workspace name (DESIGN A2). */
+const WORKSPACE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** Cap on metrics.workspaceLabel, so the label stays an allow-list and cardinality stays bounded. */
+const MAX_LABELLED_WORKSPACES = 20;
 const nullableString = z.string().min(1).nullable();
 
 const ttlOverrides = z.strictObject({
@@ -142,7 +146,13 @@ export const configSchema = z
       signer: signerSchema.nullable(),
     }),
     metrics: z.strictObject({
-      workspaceLabel: z.array(z.string()),
+      /**
+       * Workspaces broken out in a `workspace` label (all others count as `other`). A short
+       * allow-list, never every workspace: each entry multiplies the request series.
+       */
+      workspaceLabel: z
+        .array(z.string().regex(WORKSPACE_NAME, 'not a workspace name (one lower-case DNS label)').refine((name) => name !== 'other', '"other" is the label of unlisted workspaces'))
+        .max(MAX_LABELLED_WORKSPACES, `at most ${MAX_LABELLED_WORKSPACES} workspaces; the label is for the few an operator watches, not all of them`),
     }),
     log: z.strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -171,7 +181,7 @@ export const configSchema = z
       ctx.addIssue({ code: 'custom', path: ['cache', 'redis', 'sentinelName'], message: 'required in sentinel mode' });
     }
     for (const name of Object.keys(config.workspaces)) {
-      if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(name)) {
+      if (!WORKSPACE_NAME.test(name)) {
         ctx.addIssue({ code: 'custom', path: ['workspaces', name], message: 'not a workspace name (one lower-case DNS label)' });
       }
     }

@@ -15,6 +15,7 @@ import { hashKey, isKeyShaped } from '../auth/key-hash.js';
 import type { StaticKeys } from '../auth/static-keys.js';
 import type { Verdicts } from '../auth/verdicts.js';
 import type { KeyHash, WorkspaceId } from '../brands.js';
+import type { CacheEntry } from '../cache/entry.js';
 import type { Settings } from '../cache/settings.js';
 import { listKey, recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
 import type { ReadThrough } from '../cache/read-through.js';
@@ -128,6 +129,7 @@ export class PublicHandler {
         const entry = this.deps.readThrough.hit(lookup, generation, now);
         if (entry !== undefined) {
           this.deps.metrics.cacheLookups.inc({ resource: parsed.resource, tier: 'l1', result: 'hit' });
+          this.observeUrls(entry, now);
           this.finish(req, trace, writeEntry(req, res, entry, 'hit', now, ctx), 'hit');
           return;
         }
@@ -160,7 +162,9 @@ export class PublicHandler {
         throw error;
       }
       if (res.destroyed) return;
-      const status = writeEntry(req, res, served.entry, served.outcome, this.deps.clock.now(), trace.ctx);
+      const now = this.deps.clock.now();
+      this.observeUrls(served.entry, now);
+      const status = writeEntry(req, res, served.entry, served.outcome, now, trace.ctx);
       this.finish(req, trace, status, served.outcome);
     } catch (error) {
       this.fail(req, res, trace, error);
@@ -206,6 +210,17 @@ export class PublicHandler {
     return new ResourceLookup(this.deps.upstream, parsed.workspace, parsed.resource, parsed.key, parsed.apiKey, parsed.keyHash, verified, parsed.page, parsed.id);
   }
 
+  /**
+   * Observes the validity left on the earliest-expiring transcoded_url of an entry about to be
+   * served, from the instant stored with it (urlDeadline = earliest expiry - minRemaining), so
+   * the body is never parsed. Entries without a URL of known expiry are not observed.
+   */
+  private observeUrls(entry: CacheEntry, now: number): void {
+    if (entry.status !== 200 || !Number.isFinite(entry.urlDeadline)) return;
+    const minRemaining = this.deps.settings().config.signing.minRemaining;
+    this.deps.metrics.urlRemaining.observe((entry.urlDeadline + minRemaining - now) / 1000);
+  }
+
   private clientAddress(req: IncomingMessage, trustProxy: boolean): string {
     if (trustProxy) {
       const forwarded = req.headers['x-forwarded-for'];
@@ -227,7 +242,7 @@ export class PublicHandler {
 
   private finish(req: IncomingMessage, trace: Trace, status: number, cache: Outcome | 'none', code?: string): void {
     const ms = performance.now() - trace.started;
-    this.requestMetrics.record(trace.route, req.method ?? 'other', status, cache, ms / 1000);
+    this.requestMetrics.record(trace.route, req.method ?? 'other', status, cache, ms / 1000, trace.workspace);
     this.deps.logger.info(
       {
         reqId: trace.ctx.requestId,

@@ -11,26 +11,26 @@ const REMAINING_BUCKETS = [0, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86
 
 const PREFIX = 'recgw_';
 
+/** Options of {@link GatewayMetrics}. */
+export interface GatewayMetricsOptions {
+  /** Register prom-client's default process metrics (default true). */
+  defaultMetrics?: boolean;
+  /** metrics.workspaceLabel: workspaces broken out in a `workspace` label on the two http_request metrics. */
+  workspaceLabel?: readonly string[];
+}
+
 /** All gateway metrics; the fields are prom-client metrics ready to `inc`/`observe`/`set`. */
 export class GatewayMetrics {
   readonly registry = new Registry();
 
-  /** Requests answered on the public listener. */
-  readonly httpRequests = new Counter({
-    name: `${PREFIX}http_requests_total`,
-    help: 'Requests answered on the public listener, by route, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [this.registry],
-  });
+  /** Requests answered on the public listener (plus `workspace` when metrics.workspaceLabel is set). */
+  readonly httpRequests: Counter<'route' | 'method' | 'status' | 'workspace'>;
 
-  /** Time from request to the last byte handed to the socket, by cache outcome. */
-  readonly httpDuration = new Histogram({
-    name: `${PREFIX}http_request_duration_seconds`,
-    help: 'Public request duration in seconds, by route and cache outcome (hit, stale, miss, collapsed, none).',
-    labelNames: ['route', 'cache'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  /** Time from request to the last byte handed to the socket, by cache outcome (plus `workspace`, as above). */
+  readonly httpDuration: Histogram<'route' | 'cache' | 'workspace'>;
+
+  /** The workspaces broken out in the `workspace` label; empty: no such label at all. */
+  private readonly labelledWorkspaces: ReadonlySet<string>;
 
   /** Cache lookups by resource (list, recording, auth), tier (l1, l2) and result (hit, stale, miss). */
   readonly cacheLookups = new Counter({
@@ -144,9 +144,34 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  constructor(options: GatewayMetricsOptions = {}) {
+    this.labelledWorkspaces = new Set(options.workspaceLabel ?? []);
+    // The label exists only when an operator asked for it, so default series stay exactly as in A7.
+    const workspace = this.labelledWorkspaces.size > 0 ? (['workspace'] as const) : ([] as const);
+    this.httpRequests = new Counter({
+      name: `${PREFIX}http_requests_total`,
+      help: 'Requests answered on the public listener, by route, method and status.',
+      labelNames: ['route', 'method', 'status', ...workspace],
+      registers: [this.registry],
+    });
+    this.httpDuration = new Histogram({
+      name: `${PREFIX}http_request_duration_seconds`,
+      help: 'Public request duration in seconds, by route and cache outcome (hit, stale, miss, collapsed, none).',
+      labelNames: ['route', 'cache', ...workspace],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
     this.redisUp.set(0);
+  }
+
+  /**
+   * The `workspace` label value for a request: undefined when no allow-list is configured (the
+   * label does not exist), the workspace when listed, else `other`, so no client can mint a series.
+   */
+  workspaceLabelOf(workspace: string | undefined): string | undefined {
+    if (this.labelledWorkspaces.size === 0) return undefined;
+    return workspace !== undefined && this.labelledWorkspaces.has(workspace) ? workspace : 'other';
   }
 
   private readonly scrapeHooks: Array<() => void> = [];
