@@ -59,7 +59,9 @@ export class ReadThrough {
     const entry = this.readL1(lookup.workspace, generation, lookup.key);
     if (entry === undefined || now >= entry.freshUntil || now >= entry.urlDeadline) return undefined;
     // Re-signing is due soon: do it once in the background; this entry is still good to serve.
-    if (now >= entry.resignAt) this.urls.resignLater(lookup, generation, entry);
+    // Strictly after resignAt: at that instant applyUrlPolicy still leaves the URL alone, so a
+    // re-sign then would rebuild and store the entry unchanged and the window would stay open.
+    if (now > entry.resignAt) this.urls.resignLater(lookup, generation, entry);
     return entry;
   }
 
@@ -93,7 +95,7 @@ export class ReadThrough {
     if (now < entry.urlDeadline) {
       if (now < entry.freshUntil) {
         metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'hit' });
-        if (now >= entry.resignAt) this.urls.resignLater(lookup, generation, entry);
+        if (now > entry.resignAt) this.urls.resignLater(lookup, generation, entry);
         return { entry, outcome: 'hit' };
       }
       const swr = this.deps.settings().timings.for(lookup.workspace).staleWhileRevalidate;
