@@ -8,7 +8,7 @@ import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import type { CacheEntry, StoredValue } from './entry.js';
 import type { EntryFactory } from './entry-factory.js';
-import { l1Key, type Generation, type ResourceKey } from './keys.js';
+import { l1Key, recordingKey, type Generation, type ResourceKey } from './keys.js';
 import type { Lookup } from './lookup.js';
 import { recordingValues } from './recording-values.js';
 import type { Settings } from './settings.js';
@@ -41,7 +41,10 @@ export class UrlGuard {
 
   /** Re-signs now (sharing a re-sign already running) and stores the result in both tiers. */
   resignNow(lookup: Lookup, generation: Generation, entry: CacheEntry): Promise<CacheEntry | undefined> {
-    const key = l1Key(lookup.workspace, generation, lookup.key);
+    // Keyed by the entry, not the request: hits by UUID and by link code reach one recording
+    // entry, and must share one re-sign.
+    const own = entry.recordingId === null ? lookup.key : recordingKey(entry.recordingId.toLowerCase());
+    const key = l1Key(lookup.workspace, generation, own);
     let running = this.resigning.get(key);
     if (running === undefined) {
       running = this.resign(lookup, generation, entry).finally(() => this.resigning.delete(key));
