@@ -1,0 +1,118 @@
+// Redis down, stalled and flapping under a real gateway: every request answered from L1 or the upstream, no 5xx, bounded latency.
+import t, { type Test } from 'tap';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { startPrivateRedis, waitFor, type PrivateRedis } from '../../helpers/redis.js';
+import { LIST, listProblem, metricSample, recordingProblem, timed } from './fault-fixture.js';
+
+/** commandTimeout is 100 ms; a request makes a handful of Redis calls before its breaker opens. */
+const BOUND_MS = 1000;
+
+async function redisGateway(t: Test): Promise<{ gw: TestGateway; redis: PrivateRedis }> {
+  const redis = await startPrivateRedis(t);
+  const gw = await startGateway(t, { redisUrl: redis.url, config: { cache: { redis: { keyPrefix: redis.keyPrefix, commandTimeout: '100ms', connectTimeout: '300ms' } } } });
+  return { gw, redis };
+}
+
+/** Requests `count` list pages and recordings from `from` on; each must be a correct 200 within the bound. */
+async function sweep(t: Test, gw: TestGateway, from: number, count: number, what: string): Promise<void> {
+  const statuses: number[] = [];
+  let slowest = 0;
+  for (let i = from; i < from + count; i++) {
+    const recording = gw.sim.data['acme']![i % 120]!;
+    const list = await timed(() => gw.get(`${LIST}?page_number=${(i % 12) + 1}&page_size=10`));
+    const single = await timed(() => gw.get(`${LIST}/${recording.id}`));
+    statuses.push(list.value.status, single.value.status);
+    slowest = Math.max(slowest, list.ms, single.ms);
+    if (list.value.status === 200) {
+      const problem = listProblem(gw.sim, 'acme', list.value.json(), (i % 12) + 1, 10, false);
+      if (problem !== undefined) t.fail(`${what}: ${problem}`);
+    }
+    if (single.value.status === 200) {
+      const problem = recordingProblem(gw.sim, 'acme', single.value.json(), false);
+      if (problem !== undefined) t.fail(`${what}: ${problem}`);
+    }
+  }
+  t.same([...new Set(statuses)], [200], `${what}: every request answered 200 with the real data`);
+  t.ok(slowest < BOUND_MS, `${what}: slowest request ${slowest.toFixed(0)} ms`);
+}
+
+void t.test('Redis killed: cached entries come from L1 without upstream calls, the rest from the upstream; it is used again once back', async (t) => {
+  const { gw, redis } = await redisGateway(t);
+  await sweep(t, gw, 0, 10, 'Redis up');
+  t.equal(await metricSample(gw, 'recgw_redis_up'), 1);
+
+  await redis.stop();
+  const before = gw.sim.counters.total;
+  await sweep(t, gw, 0, 10, 'Redis down, cached');
+  t.equal(gw.sim.counters.total, before, 'cached entries answered from L1 alone');
+  await sweep(t, gw, 30, 10, 'Redis down, not cached');
+  t.ok(gw.sim.counters.total > before, 'the rest fetched from the upstream');
+  t.equal(await metricSample(gw, 'recgw_redis_up'), 0, 'the outage is reported');
+
+  await redis.start();
+  await waitFor(async () => (await metricSample(gw, 'recgw_redis_up')) === 1, 10_000, 'redis_up to return to 1');
+  await sweep(t, gw, 60, 10, 'Redis back');
+  t.equal((await gw.admin('/readyz')).status, 200, 'ready throughout');
+});
+
+void t.test('Redis stalled (SIGSTOP): requests are cut loose from it within the bound, and it is used again once it answers', async (t) => {
+  const { gw, redis } = await redisGateway(t);
+  await sweep(t, gw, 0, 5, 'Redis up');
+  redis.pause();
+  t.teardown(() => redis.resume());
+  await sweep(t, gw, 0, 5, 'Redis stalled, cached');
+  await sweep(t, gw, 20, 10, 'Redis stalled, not cached');
+  t.equal(await metricSample(gw, 'recgw_redis_up'), 0, 'the stall is reported');
+  redis.resume();
+  await waitFor(
+    async () => {
+      await gw.get(`${LIST}?page_number=1&page_size=10`);
+      return (await metricSample(gw, 'recgw_redis_up')) === 1;
+    },
+    15_000,
+    'redis_up to return to 1',
+  );
+  await sweep(t, gw, 40, 5, 'Redis resumed');
+});
+
+void t.test('Redis flapping: killed and restarted, stalled and resumed, over and over, while requests keep coming', async (t) => {
+  const { gw, redis } = await redisGateway(t);
+  let stop = false;
+  const statuses = new Map<number, number>();
+  let slowest = 0;
+  let served = 0;
+  // A steady client, running through every flap.
+  const client = (async () => {
+    for (let i = 0; !stop; i++) {
+      const recording = gw.sim.data['acme']![i % 120]!;
+      const res = await timed(() => gw.get(i % 3 === 0 ? `${LIST}?page_number=${(i % 12) + 1}&page_size=10` : `${LIST}/${recording.id}`));
+      statuses.set(res.value.status, (statuses.get(res.value.status) ?? 0) + 1);
+      slowest = Math.max(slowest, res.ms);
+      served++;
+    }
+  })();
+  for (let round = 0; round < 3; round++) {
+    await redis.stop();
+    await sleep(300);
+    await redis.start();
+    await sleep(300);
+    redis.pause();
+    await sleep(300);
+    redis.resume();
+    await sleep(300);
+  }
+  stop = true;
+  await client;
+  t.ok(served > 50, `the client kept going (${served} requests)`);
+  t.same([...statuses.keys()], [200], `every request answered 200: ${JSON.stringify(Object.fromEntries(statuses))}`);
+  t.ok(slowest < BOUND_MS, `slowest request ${slowest.toFixed(0)} ms`);
+  await waitFor(
+    async () => {
+      await gw.get(`${LIST}?page_number=1&page_size=10`);
+      return (await metricSample(gw, 'recgw_redis_up')) === 1;
+    },
+    15_000,
+    'redis_up to return to 1 after the last flap',
+  );
+});
