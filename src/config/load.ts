@@ -1,6 +1,7 @@
 /** Loads configuration: default.yaml, then the GATEWAY_CONFIG file, then environment variables. */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { configSchema, type Config } from './schema.js';
 
@@ -44,9 +45,10 @@ function numberOrRaw(raw: string): number | string {
   return /^\d+$/.test(raw) ? Number(raw) : raw;
 }
 
-/** The environment overrides of DESIGN A1, as a partial config. */
-function fromEnv(env: NodeJS.ProcessEnv): Plain {
+/** The environment overrides of DESIGN A1, as a partial config, and which variable set each key path. */
+function fromEnv(env: NodeJS.ProcessEnv): { over: Plain; sources: Map<string, string> } {
   const over: Plain = {};
+  const sources = new Map<string, string>();
   const set = (path: string[], value: unknown): void => {
     let node = over;
     for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Plain;
@@ -65,19 +67,31 @@ function fromEnv(env: NodeJS.ProcessEnv): Plain {
   ];
   for (const [name, path, convert] of mapping) {
     const raw = env[name];
-    if (raw !== undefined && raw !== '') set(path, convert(raw));
+    if (raw !== undefined && raw !== '') {
+      set(path, convert(raw));
+      sources.set(path.join('.'), name);
+    }
   }
-  return over;
+  return { over, sources };
 }
 
-/** Validates a merged raw config; throws one ConfigError naming every bad key path. */
-export function validateConfig(raw: unknown): Config {
-  const result = configSchema.safeParse(raw);
-  if (!result.success) {
-    throw new ConfigError(
-      result.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`),
-    );
+/** One line per problem: zod reports unknown keys on their parent, so each is named by its own path. */
+function describe(issue: z.core.$ZodIssue, sources: ReadonlyMap<string, string>): string[] {
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => `${path === '' ? key : `${path}.${key}`}: unknown key`);
   }
+  const source = sources.get(path);
+  return [`${path === '' ? '(root)' : path}: ${issue.message}${source === undefined ? '' : ` (from env ${source})`}`];
+}
+
+/**
+ * Validates a merged raw config; throws one ConfigError naming every bad key path. `sources` maps
+ * key paths set from the environment to their variable, so a bad PORT is reported as such.
+ */
+export function validateConfig(raw: unknown, sources: ReadonlyMap<string, string> = new Map()): Config {
+  const result = configSchema.safeParse(raw);
+  if (!result.success) throw new ConfigError(result.error.issues.flatMap((issue) => describe(issue, sources)));
   return deepFreeze(result.data);
 }
 
@@ -91,8 +105,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let raw = defaultRawConfig();
   const file = env['GATEWAY_CONFIG'];
   if (file) raw = mergeConfig(raw, readYaml(file, 'GATEWAY_CONFIG'));
-  raw = mergeConfig(raw, fromEnv(env));
-  return validateConfig(raw);
+  const { over, sources } = fromEnv(env);
+  return validateConfig(mergeConfig(raw, over), sources);
 }
 
 /** Builds a validated config from the defaults plus overrides (tests, demo, bench). */

@@ -91,10 +91,14 @@ export const configSchema = z
       /** Bearer token for POST /admin/purge; null disables purge. Set it with ADMIN_TOKEN. */
       token: nullableString,
     }),
-    listing: z.strictObject({
-      defaultPageSize: z.number().int().min(1),
-      maxPageSize: z.number().int().min(1),
-    }),
+    // Checks between two fields sit on the smallest object holding both, so they run (and are
+    // reported with everything else) even when another section of the file is invalid.
+    listing: z
+      .strictObject({
+        defaultPageSize: z.number().int().min(1),
+        maxPageSize: z.number().int().min(1),
+      })
+      .refine((listing) => listing.defaultPageSize <= listing.maxPageSize, { path: ['defaultPageSize'], message: 'must not exceed listing.maxPageSize' }),
     upstream: z.strictObject({
       baseUrl: z
         .string()
@@ -126,7 +130,11 @@ export const configSchema = z
       compressMinBytes: bytes,
       distributedLock: z.strictObject({ enabled: z.boolean(), ttl: duration, wait: duration }),
     }),
-    workspaces: z.record(z.string(), workspaceOverrides),
+    workspaces: z.record(z.string(), workspaceOverrides).superRefine((workspaces, ctx) => {
+      for (const name of Object.keys(workspaces)) {
+        if (!WORKSPACE_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'not a workspace name (one lower-case DNS label)' });
+      }
+    }),
     auth: z.strictObject({
       mode: z.enum(['upstream', 'static', 'both']),
       validTtl: duration,
@@ -138,13 +146,15 @@ export const configSchema = z
         maxClients: z.number().int().min(1),
       }),
     }),
-    signing: z.strictObject({
-      minRemaining: duration,
-      unknownTtl: duration,
-      validity: duration,
-      hosts: z.array(z.string().min(1)),
-      signer: signerSchema.nullable(),
-    }),
+    signing: z
+      .strictObject({
+        minRemaining: duration,
+        unknownTtl: duration,
+        validity: duration,
+        hosts: z.array(z.string().min(1)),
+        signer: signerSchema.nullable(),
+      })
+      .refine((signing) => signing.minRemaining < signing.validity, { path: ['minRemaining'], message: 'must be shorter than signing.validity' }),
     metrics: z.strictObject({
       /**
        * Workspaces broken out in a `workspace` label (all others count as `other`). A short
@@ -159,11 +169,10 @@ export const configSchema = z
     }),
   })
   .superRefine((config, ctx) => {
-    if (config.listing.defaultPageSize > config.listing.maxPageSize) {
-      ctx.addIssue({ code: 'custom', path: ['listing', 'defaultPageSize'], message: 'must not exceed listing.maxPageSize' });
-    }
-    if (config.upstream.auth === 'service-key' && config.auth.mode === 'upstream') {
-      ctx.addIssue({ code: 'custom', path: ['auth', 'mode'], message: 'upstream.auth service-key cannot verify callers; use static or both' });
+    // With a service key the upstream accepts every request, so it cannot vouch for a caller's
+    // key: in `both` mode any key the file does not list would pass. Only the file can decide.
+    if (config.upstream.auth === 'service-key' && config.auth.mode !== 'static') {
+      ctx.addIssue({ code: 'custom', path: ['auth', 'mode'], message: 'upstream.auth service-key cannot verify callers; use static' });
     }
     if (config.upstream.auth === 'service-key' && config.upstream.serviceKeyFile === null && !process.env['UPSTREAM_SERVICE_KEY']) {
       ctx.addIssue({ code: 'custom', path: ['upstream', 'serviceKeyFile'], message: 'required with upstream.auth service-key (or set UPSTREAM_SERVICE_KEY)' });
@@ -171,19 +180,11 @@ export const configSchema = z
     if (config.auth.mode !== 'upstream' && config.auth.keyFile === null) {
       ctx.addIssue({ code: 'custom', path: ['auth', 'keyFile'], message: `required with auth.mode ${config.auth.mode}` });
     }
-    if (config.signing.minRemaining >= config.signing.validity) {
-      ctx.addIssue({ code: 'custom', path: ['signing', 'minRemaining'], message: 'must be shorter than signing.validity' });
-    }
     if (config.cache.redis.mode === 'cluster' && config.cache.redis.url === null && config.cache.redis.nodes.length === 0) {
       ctx.addIssue({ code: 'custom', path: ['cache', 'redis', 'nodes'], message: 'cluster mode needs nodes or a url' });
     }
     if (config.cache.redis.mode === 'sentinel' && config.cache.redis.sentinelName === null) {
       ctx.addIssue({ code: 'custom', path: ['cache', 'redis', 'sentinelName'], message: 'required in sentinel mode' });
-    }
-    for (const name of Object.keys(config.workspaces)) {
-      if (!WORKSPACE_NAME.test(name)) {
-        ctx.addIssue({ code: 'custom', path: ['workspaces', name], message: 'not a workspace name (one lower-case DNS label)' });
-      }
     }
   });
 
