@@ -21,6 +21,7 @@ import { listKey, recordingKey, type Generation, type ResourceKey } from '../cac
 import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { PageRequest, Resource, Upstream } from '../upstream/types.js';
@@ -71,8 +72,14 @@ export class PublicHandler {
   private readonly ids = new RequestIds();
   private readonly requestMetrics: RequestMetrics;
 
+  // Bound once: the key file is consulted on every request in static/both mode, hits included.
+  private readonly staticValid;
+  private readonly staticInvalid;
+
   constructor(private readonly deps: PublicHandlerDeps) {
     this.requestMetrics = new RequestMetrics(deps.metrics);
+    this.staticValid = deps.metrics.authResults.labels({ source: 'static', result: 'valid' });
+    this.staticInvalid = deps.metrics.authResults.labels({ source: 'static', result: 'invalid' });
   }
 
   /** Node's 'request' listener. */
@@ -117,7 +124,7 @@ export class PublicHandler {
         throw new GatewayError('INVALID_KEY');
       }
       const parsed: Parsed = { workspace, resource: match.route, key, page, id, apiKey, keyHash: hashKey(apiKey), address };
-      const verdict = this.deps.verdicts.peek(workspace, parsed.keyHash, now);
+      const verdict = this.staticVerdict(parsed, config.auth.mode, now) ?? this.deps.verdicts.peek(workspace, parsed.keyHash, now);
       if (verdict === false) {
         this.deps.metrics.authResults.inc({ source: 'l1', result: 'invalid' });
         this.rejectKey(address, now);
@@ -172,21 +179,26 @@ export class PublicHandler {
   }
 
   /**
-   * The key's verdict when L1 has none: the static key file, then the shared tier. Undefined
-   * means unknown: the key must prove itself upstream, and no cached answer may reach it.
+   * auth.mode static/both: the key file decides first, on every request (a set lookup; the file
+   * is re-checked at most once a second), and its verdicts are never cached: a cached one would
+   * keep a key removed from the file working for auth.validTtl. Undefined: the file does not
+   * list the key and the mode lets the upstream decide.
+   */
+  private staticVerdict(parsed: Parsed, mode: Config['auth']['mode'], now: number): true | undefined {
+    if (mode === 'upstream') return undefined;
+    const known = this.deps.staticKeys()?.has(parsed.workspace, parsed.keyHash) ?? false;
+    (known ? this.staticValid : this.staticInvalid).inc();
+    if (known) return true;
+    if (mode === 'static') this.rejectKey(parsed.address, now);
+    return undefined;
+  }
+
+  /**
+   * The key's verdict when neither the file nor L1 has one: the shared tier. Undefined means
+   * unknown: the key must prove itself upstream, and no cached answer may reach it.
    */
   private async verdictOf(parsed: Parsed): Promise<boolean> {
     const now = this.deps.clock.now();
-    const mode = this.deps.settings().config.auth.mode;
-    if (mode !== 'upstream') {
-      const known = this.deps.staticKeys()?.has(parsed.workspace, parsed.keyHash) ?? false;
-      this.deps.metrics.authResults.inc({ source: 'static', result: known ? 'valid' : 'invalid' });
-      if (known) {
-        this.deps.verdicts.record(parsed.workspace, parsed.keyHash, true, now);
-        return true;
-      }
-      if (mode === 'static') this.rejectKey(parsed.address, now);
-    }
     const shared = await this.deps.verdicts.lookupShared(parsed.workspace, parsed.keyHash, now);
     if (shared === false) this.rejectKey(parsed.address, now);
     if (shared === true) return true;
@@ -199,10 +211,18 @@ export class PublicHandler {
     return false;
   }
 
+  /**
+   * A refused key: 429 once the address has used up auth.failedKeyLimit.attempts, else 401 and
+   * one more failure counted, so the limit means N failures answered 401, then 429, as on the
+   * upstream-verified path.
+   */
   private rejectKey(address: string, now: number): never {
-    this.deps.limiter.fail(address, now);
     const retryAfter = this.deps.limiter.retryAfter(address, now);
-    if (retryAfter > 0) throw new GatewayError('TOO_MANY_FAILED_KEYS', undefined, { retryAfter });
+    if (retryAfter > 0) {
+      this.deps.metrics.authResults.inc({ source: 'limiter', result: 'rate_limited' });
+      throw new GatewayError('TOO_MANY_FAILED_KEYS', undefined, { retryAfter });
+    }
+    this.deps.limiter.fail(address, now);
     throw new GatewayError('INVALID_KEY');
   }
 
