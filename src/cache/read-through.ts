@@ -14,7 +14,7 @@ import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry.js';
 import type { EntryFactory } from './entry-factory.js';
 import type { Generations } from './generations.js';
-import { l1Key, type Generation, type ResourceKey } from './keys.js';
+import { l1Key, recordingKey, type Generation, type ResourceKey } from './keys.js';
 import type { L1Cache } from './l1.js';
 import type { Lookup, Served } from './lookup.js';
 import type { Settings } from './settings.js';
@@ -101,7 +101,7 @@ export class ReadThrough {
       const swr = this.deps.settings().timings.for(lookup.workspace).staleWhileRevalidate;
       if (now < entry.freshUntil + swr) {
         metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'stale' });
-        this.refreshLater(lookup, generation);
+        this.refreshLater(lookup, generation, entry);
         return { entry, outcome: 'stale' };
       }
     } else if (now < entry.freshUntil && this.urls.canResign(entry)) {
@@ -233,8 +233,10 @@ export class ReadThrough {
   }
 
   /** stale-while-revalidate: one background fetch; its failure only matters to the log. */
-  private refreshLater(lookup: Lookup, generation: Generation): void {
-    const flightKey = this.flightKey(lookup, generation);
+  private refreshLater(lookup: Lookup, generation: Generation, stale: CacheEntry): void {
+    // Keyed by the stale entry: a recording read by UUID and by link code is one entry, refreshed once.
+    const own = stale.recordingId === null ? lookup.key : recordingKey(stale.recordingId.toLowerCase());
+    const flightKey = l1Key(lookup.workspace, generation, own);
     if (this.flights.has(flightKey)) return;
     const flight = this.fromUpstream(lookup, generation, undefined).finally(() => this.flights.delete(flightKey));
     this.flights.set(flightKey, flight);
