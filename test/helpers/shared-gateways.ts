@@ -64,7 +64,8 @@ export async function waitShared(fleet: SharedFleet, redis: SharedRedis, timeout
 export async function startSharedGateways(t: TestLike, redis: SharedRedis, options: SharedOptions = {}): Promise<SharedFleet> {
   const sim = await startSimulator(options.simOptions);
   t.teardown(() => sim.close());
-  const config = { ...options.config, cache: { ...(options.config?.['cache'] as object | undefined), redis: redisConfig(redis) } };
+  const cache = (options.config?.['cache'] ?? {}) as Record<string, unknown>;
+  const config = { ...options.config, cache: { ...cache, redis: { ...(cache['redis'] as object | undefined), ...redisConfig(redis) } } };
   const gateways: TestGateway[] = [];
   for (let i = 0; i < (options.count ?? 2); i++) {
     gateways.push(await startGateway(t, { sim, config, ...('url' in redis ? { redisUrl: redis.url } : {}) }));
