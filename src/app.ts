@@ -142,20 +142,27 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     async close() {
       ready = false;
       const grace = settings.config.server.shutdownGrace;
-      const closed = Promise.all([closeServer(server), closeServer(admin)]);
+      const drained = closeServer(server);
       server.closeIdleConnections();
-      admin.closeIdleConnections();
+      // Node closes only the connections idle at close(); a keep-alive connection whose request
+      // finishes later would hold the drain open until keepAliveTimeout. Sweep them as they idle.
+      const sweeper = setInterval(() => server.closeIdleConnections(), 100);
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<void>((resolve) => {
         timer = setTimeout(() => {
           server.closeAllConnections();
-          admin.closeAllConnections();
           resolve();
         }, grace);
         timer.unref();
       });
-      await Promise.race([closed, timedOut]);
+      await Promise.race([drained, timedOut]);
       clearTimeout(timer);
+      clearInterval(sweeper);
+      // The admin listener outlives the drain, so a load balancer's /readyz probe sees 503 (not a
+      // refused connection) and /metrics still scrapes while in-flight requests finish.
+      const adminClosed = closeServer(admin);
+      admin.closeAllConnections();
+      await adminClosed;
       await Promise.all([upstream.close(), l2?.close()]);
     },
   };
