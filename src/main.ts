@@ -28,6 +28,9 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.log.level });
+  // stdout is buffered (4 KB) so request lines cost no syscall; a quiet gateway must still show
+  // its lines within a second, and lifecycle lines (listening, reloads) at once.
+  setInterval(() => void flushLogger(logger), 1000).unref();
   const app = buildApp(config, { logger });
   const [publicAddress, adminAddress] = await Promise.all([
     listen(app.server, config.server.port, config.server.host),
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
   ]);
   app.markReady();
   logger.info({ public: publicAddress, admin: adminAddress, redis: app.l2 !== null }, 'listening');
+  void flushLogger(logger);
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -58,6 +62,7 @@ async function main(): Promise<void> {
       app.metrics.configReloads.inc({ result: 'error' });
       logger.error({ problems: error instanceof ConfigError ? error.problems : [String(error)] }, 'configuration reload failed; keeping the running configuration');
     }
+    void flushLogger(logger);
   });
 }
 
