@@ -80,7 +80,7 @@ class RedisTier implements SharedTier {
       guard: this.#guard,
       logger: this.#logger,
       deliver: (event) => this.#deliver(event),
-      resubscribed: () => void this.#replayGenerations(),
+      resubscribed: () => void this.#replayGenerations('purge subscription restored; reloading generations'),
     });
     this.#publishUp();
   }
@@ -194,10 +194,15 @@ class RedisTier implements SharedTier {
     }
   }
 
-  /** After the subscriber was away, announce every known workspace's current generation so L1s catch up. */
-  async #replayGenerations(): Promise<void> {
+  /**
+   * After the subscriber or the command connection was away, announce every known workspace's
+   * current generation so L1s catch up. Both come back on their own schedule and the reload needs
+   * the command connection, so each one's return triggers it: at least one finds both up.
+   */
+  async #replayGenerations(why: string): Promise<void> {
     const workspaces = [...this.#loaded];
-    this.#logger.info({ workspaces: workspaces.length }, 'purge subscription restored; reloading generations');
+    if (workspaces.length === 0 || this.#closed) return;
+    this.#logger.info({ workspaces: workspaces.length }, why);
     await Promise.all(
       workspaces.map(async (workspace) => {
         const generation = await this.loadGeneration(workspace);
@@ -213,6 +218,7 @@ class RedisTier implements SharedTier {
     this.#guard.reset();
     if (wasDown) this.#logger.info('redis connected');
     this.#publishUp();
+    if (wasDown) void this.#replayGenerations('redis connection restored; reloading generations');
   }
 
   #connectionDown(): void {
