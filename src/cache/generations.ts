@@ -56,16 +56,32 @@ export class Generations {
   adopt(workspace: WorkspaceId, generation: Generation): void {
     const current = this.known.get(workspace);
     this.retryAt.delete(workspace);
-    if (current === undefined || generation.all > current.all || (generation.all === current.all && generation.list > current.list)) {
-      this.known.set(workspace, Object.freeze({ all: generation.all, list: generation.list }));
-    }
+    if (current === undefined || isBehind(current, generation)) this.known.set(workspace, withEpoch(generation, current?.epoch));
+  }
+
+  /**
+   * Moves back to a lower generation that Redis confirmed (it lost its counters), on a fresh
+   * L1 epoch: L1 entries stored under the old numbers must not come back as the counters climb.
+   */
+  reset(workspace: WorkspaceId, generation: Generation): void {
+    this.retryAt.delete(workspace);
+    this.known.set(workspace, withEpoch(generation, (this.known.get(workspace)?.epoch ?? 0) + 1));
   }
 
   /** Moves a workspace on locally (purges without Redis). */
-  bump(workspace: WorkspaceId, part: keyof Generation): Generation {
+  bump(workspace: WorkspaceId, part: 'all' | 'list'): Generation {
     const current = this.known.get(workspace) ?? ZERO;
-    const next = Object.freeze(part === 'all' ? { all: current.all + 1, list: current.list } : { all: current.all, list: current.list + 1 });
+    const next = withEpoch(part === 'all' ? { all: current.all + 1, list: current.list } : { all: current.all, list: current.list + 1 }, current.epoch);
     this.known.set(workspace, next);
     return next;
   }
+}
+
+/** True when `a` is older than `b` (compared by `all`, then `list`; the epoch is local and not compared). */
+export function isBehind(a: Generation, b: Generation): boolean {
+  return a.all < b.all || (a.all === b.all && a.list < b.list);
+}
+
+function withEpoch(generation: Generation, epoch: number | undefined): Generation {
+  return Object.freeze(epoch ? { all: generation.all, list: generation.list, epoch } : { all: generation.all, list: generation.list });
 }

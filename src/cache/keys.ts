@@ -12,6 +12,11 @@ export type ResourceKey = string & { readonly __resourceKey: true };
 export interface Generation {
   readonly all: number;
   readonly list: number;
+  /**
+   * L1 only: how many times this instance saw Redis lose its counters (they restart at 0).
+   * Entries stored before such a reset stay unreachable when the counters climb back. Absent: 0.
+   */
+  readonly epoch?: number;
 }
 
 /** The key of one list page. */
@@ -34,9 +39,10 @@ export function generationTag(key: ResourceKey, generation: Generation): string 
   return isListKey(key) ? `${generation.all}.${generation.list}` : `${generation.all}`;
 }
 
-/** The in-process (L1) key: workspace, generation tag and resource key. */
+/** The in-process (L1) key: workspace, (epoch and) generation tag, and resource key. */
 export function l1Key(workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
-  return `${workspace}\n${generationTag(key, generation)}\n${key}`;
+  const tag = generationTag(key, generation);
+  return generation.epoch ? `${workspace}\n${generation.epoch}/${tag}\n${key}` : `${workspace}\n${tag}\n${key}`;
 }
 
 /** The Redis (L2) key; the workspace is a Cluster hash tag so one workspace's keys share a slot. */

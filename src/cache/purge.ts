@@ -5,7 +5,7 @@
  * simply become unreachable and age out of the LRU.
  */
 import type { WorkspaceId } from '../brands.js';
-import type { Generations } from './generations.js';
+import { isBehind, type Generations } from './generations.js';
 import { l1Key, recordingKey, type Generation, type ResourceKey } from './keys.js';
 import type { L1Cache } from './l1.js';
 import type { ReadThrough } from './read-through.js';
@@ -44,6 +44,18 @@ export class Purger {
     this.generations.adopt(event.workspace, event.generation);
     const after = this.generations.peek(event.workspace);
     if (after !== undefined) for (const key of event.keys) this.l1.delete(l1Key(event.workspace, after, key));
+    if (before !== undefined && isBehind(event.generation, before)) void this.resetIfRedisLost(event.workspace, before);
+  }
+
+  /**
+   * An announcement behind this instance's generation is either late (purges published out of
+   * order) or Redis lost its counters (restarted without persistence) and counts from 0 again;
+   * then adopting nothing would make the next purges no-ops here. Redis itself tells which.
+   */
+  private async resetIfRedisLost(workspace: WorkspaceId, seen: Generation): Promise<void> {
+    const stored = await this.l2?.loadGeneration(workspace);
+    if (stored === undefined || !isBehind(stored, seen) || this.generations.peek(workspace) !== seen) return;
+    this.generations.reset(workspace, stored);
   }
 
   /** The recording's keys: the one asked for, its UUID and its link code, as far as the cache knows them. */
