@@ -1,0 +1,44 @@
+/**
+ * Bench child: the ceiling. A bare node:http server answering each path with the bytes the
+ * gateway sent for it (same status, same header names and values, same body), precomputed:
+ * the most a Node server can do for these responses.
+ */
+import { createServer, type OutgoingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serveCommands } from './pinned-child.js';
+
+/** One recorded gateway answer. */
+export interface RecordedAnswer {
+  path: string;
+  status: number;
+  /** Header name/value pairs as the gateway sent them, minus those node:http adds itself. */
+  headers: Array<[string, string]>;
+  /** The body, base64. */
+  body: string;
+}
+
+interface Canned {
+  status: number;
+  headers: string[];
+  body: Buffer;
+}
+
+serveCommands({
+  /** User + system CPU time of the process so far, µs. */
+  cpu(): number {
+    const { user, system } = process.cpuUsage();
+    return user + system;
+  },
+  async start(answers: RecordedAnswer[]): Promise<{ port: number }> {
+    const canned = new Map<string, Canned>();
+    for (const answer of answers) canned.set(answer.path, { status: answer.status, headers: answer.headers.flat(), body: Buffer.from(answer.body, 'base64') });
+    const first = canned.values().next().value as Canned;
+    const server = createServer((req, res) => {
+      const answer = canned.get(req.url ?? '') ?? first;
+      res.writeHead(answer.status, answer.headers as unknown as OutgoingHttpHeaders);
+      res.end(answer.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { port: (server.address() as AddressInfo).port };
+  },
+});

@@ -1,0 +1,84 @@
+/**
+ * Bench child: fills a gateway's L1 (cache.l1.maxBytes 64 MiB) with 100k distinct recordings
+ * through the same EntryFactory and ReadThrough.store the upstream path uses, then reports RSS,
+ * heap, L1 accounting and the bytes actually held. Run with --expose-gc.
+ */
+import pino from 'pino';
+import { buildApp } from '../app.js';
+import { asWorkspaceId } from '../brands.js';
+import { EntryFactory } from '../cache/entry-factory.js';
+import { recordingKey } from '../cache/keys.js';
+import { recordingValues } from '../cache/recording-values.js';
+import { configWith } from '../config/load.js';
+import { generateWorkspaceData } from '../sim/data.js';
+import { serveCommands } from './pinned-child.js';
+
+/** What the memory case reports. Bytes. */
+export interface MemoryReport {
+  maxBytes: number;
+  filled: number;
+  entriesHeld: number;
+  l1Items: number;
+  l1Bytes: number;
+  /** Body + gzip + brotli bytes of the recordings still held. */
+  storedBytes: number;
+  rssBefore: number;
+  rssAfter: number;
+  heapUsedAfter: number;
+  /** Growth of heapUsed + arrayBuffers over the empty app (includes the 100k id strings kept to probe L1). */
+  heapGrowth: number;
+}
+
+function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+serveCommands({
+  async fill({ count, maxBytes }: { count: number; maxBytes: number }): Promise<MemoryReport> {
+    const config = configWith({ cache: { l1: { maxBytes } }, upstream: { baseUrl: 'http://127.0.0.1:9/{workspace}' } });
+    const app = buildApp(config, { logger: pino({ level: 'silent' }), sharedTier: null });
+    const factory = new EntryFactory(() => app.settings(), app.metrics);
+    const workspace = asWorkspaceId('acme')!;
+    const generation = app.readThrough.generation(workspace);
+    if (generation instanceof Promise) throw new Error('generation should be synchronous without L2');
+    // A 1000-recording template cloned with unique ids and link codes: realistic bodies without
+    // 100k source objects in the heap being measured.
+    const template = generateWorkspaceData('acme', { count: 1000, seed: 7 });
+    const ids: string[] = [];
+    gc();
+    const before = process.memoryUsage();
+    const now = Date.now();
+    for (let i = 0; i < count; i++) {
+      const source = template[i % template.length]!;
+      const id = `${source.id.slice(0, 24)}${i.toString(16).padStart(12, '0')}`;
+      ids.push(id);
+      const entry = await factory.recording(workspace, { ...source, id, public_link_id: `bench${i.toString(36)}` }, now);
+      await app.readThrough.store(workspace, generation, recordingValues(entry));
+    }
+    gc();
+    gc();
+    const after = process.memoryUsage();
+    let storedBytes = 0;
+    let entriesHeld = 0;
+    for (const id of ids) {
+      const entry = app.readThrough.readL1(workspace, generation, recordingKey(id));
+      if (entry === undefined) continue;
+      entriesHeld++;
+      storedBytes += entry.body.length + (entry.gzip?.length ?? 0) + (entry.br?.length ?? 0);
+    }
+    const report: MemoryReport = {
+      maxBytes,
+      filled: ids.length,
+      entriesHeld,
+      l1Items: app.l1.size,
+      l1Bytes: app.l1.bytes,
+      storedBytes,
+      rssBefore: before.rss,
+      rssAfter: after.rss,
+      heapUsedAfter: after.heapUsed,
+      heapGrowth: after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers),
+    };
+    await app.close();
+    return report;
+  },
+});
