@@ -115,6 +115,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
   server.on('clientError', onClientError);
 
   let ready = false;
+  let closing: Promise<void> | undefined;
   let tokenHash = initial.admin.token === null ? null : hashToken(initial.admin.token);
   const admin = createServer(
     adminHandler({ metrics, purger, l2, logger: logger.child({ component: 'admin' }), tokenHash: () => tokenHash, ready: () => ready }),
@@ -139,33 +140,40 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     markReady() {
       ready = true;
     },
-    async close() {
-      ready = false;
-      const grace = settings.config.server.shutdownGrace;
-      const drained = closeServer(server);
-      server.closeIdleConnections();
-      // Node closes only the connections idle at close(); a keep-alive connection whose request
-      // finishes later would hold the drain open until keepAliveTimeout. Sweep them as they idle.
-      const sweeper = setInterval(() => server.closeIdleConnections(), 100);
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          server.closeAllConnections();
-          resolve();
-        }, grace);
-        timer.unref();
-      });
-      await Promise.race([drained, timedOut]);
-      clearTimeout(timer);
-      clearInterval(sweeper);
-      // The admin listener outlives the drain, so a load balancer's /readyz probe sees 503 (not a
-      // refused connection) and /metrics still scrapes while in-flight requests finish.
-      const adminClosed = closeServer(admin);
-      admin.closeAllConnections();
-      await adminClosed;
-      await Promise.all([upstream.close(), l2?.close()]);
+    close() {
+      // Idempotent: a second signal, or a test's teardown after its own close, shares the first.
+      closing ??= shutdown();
+      return closing;
     },
   };
+
+  /** Stops accepting, lets in-flight requests finish within server.shutdownGrace, closes pools and Redis. */
+  async function shutdown(): Promise<void> {
+    ready = false;
+    const grace = settings.config.server.shutdownGrace;
+    const drained = closeServer(server);
+    server.closeIdleConnections();
+    // Node closes only the connections idle at close(); a keep-alive connection whose request
+    // finishes later would hold the drain open until keepAliveTimeout. Sweep them as they idle.
+    const sweeper = setInterval(() => server.closeIdleConnections(), 100);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        server.closeAllConnections();
+        resolve();
+      }, grace);
+      timer.unref();
+    });
+    await Promise.race([drained, timedOut]);
+    clearTimeout(timer);
+    clearInterval(sweeper);
+    // The admin listener outlives the drain, so a load balancer's /readyz probe sees 503 (not a
+    // refused connection) and /metrics still scrapes while in-flight requests finish.
+    const adminClosed = closeServer(admin);
+    admin.closeAllConnections();
+    await adminClosed;
+    await Promise.all([upstream.close(), l2?.close()]);
+  }
 }
 
 function closeServer(server: Server): Promise<void> {
