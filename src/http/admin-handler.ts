@@ -36,6 +36,11 @@ export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
+/** A purge body over MAX_PURGE_BODY. */
+class BodyTooLarge extends Error {
+  override name = 'BodyTooLarge';
+}
+
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     let size = 0;
@@ -43,8 +48,10 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_PURGE_BODY) {
-        reject(new Error('body too large'));
-        req.destroy();
+        // Stop keeping it but let it drain, so the client reads a 413 instead of a reset.
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new BodyTooLarge());
         return;
       }
       chunks.push(chunk);
@@ -68,7 +75,12 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
     let body: unknown;
     try {
       body = JSON.parse(await readBody(req));
-    } catch {
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        // RFC 9110 §15.5.14: the rest of the body is not read, so the connection cannot be reused.
+        res.setHeader('Connection', 'close');
+        return send(res, 413, { error: `Body must be at most ${MAX_PURGE_BODY} bytes`, code: 'PAYLOAD_TOO_LARGE' });
+      }
       return send(res, 400, { error: 'Body must be JSON: {"workspace": "...", "recording": "..."?}', code: 'BAD_REQUEST' });
     }
     const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
