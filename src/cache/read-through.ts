@@ -202,21 +202,21 @@ export class ReadThrough {
     }
     if (answer.status === 404) {
       const entry = factory.notFound(lookup.workspace, now);
-      await this.store(lookup.workspace, generation, [[lookup.key, entry]]);
+      this.store(lookup.workspace, generation, [[lookup.key, entry]]);
       return { entry, outcome: 'miss' };
     }
     if (lookup.resource === 'list') {
       const { list, recordings } = await factory.list(lookup.workspace, answer.body as ListPage, now);
       const values: Array<readonly [ResourceKey, StoredValue]> = [[lookup.key, list]];
       for (const recording of recordings) values.push(...recordingValues(recording));
-      await this.store(lookup.workspace, generation, values);
+      this.store(lookup.workspace, generation, values);
       return { entry: list, outcome: 'miss' };
     }
     const entry = await factory.recording(lookup.workspace, answer.body as Recording, now);
     const values = recordingValues(entry);
     // Asked by another spelling than its UUID or link code: point that key at the entry too.
     if (!values.some(([key]) => key === lookup.key)) values.push([lookup.key, aliasTo(entry)]);
-    await this.store(lookup.workspace, generation, values);
+    this.store(lookup.workspace, generation, values);
     return { entry, outcome: 'miss' };
   }
 
@@ -245,11 +245,17 @@ export class ReadThrough {
     });
   }
 
-  /** Writes L2 first (so other instances see it), then L1. */
-  async store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void> {
-    if (this.deps.l2 !== null) await this.deps.l2.set(workspace, generation, values);
+  /**
+   * Writes L2 first (so other instances see it), then L1. The L2 write is not awaited: it is
+   * bounded by the command timeout and counted when it fails, and a slow or dead Redis must not
+   * delay an answer the upstream already gave. Commands on one connection keep their order, so
+   * a lock release issued after this write still reaches Redis after it.
+   */
+  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): void {
+    if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);
   }
+
 
   private storeL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey, entry: CacheEntry): void {
     const values = entry.recordingId === null ? [[key, entry] as const] : recordingValues(entry);

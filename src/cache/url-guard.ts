@@ -19,7 +19,7 @@ export interface UrlGuardDeps {
   readonly settings: () => Settings;
   readonly clock: Clock;
   readonly logger: Logger;
-  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void>;
+  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): void;
 }
 
 /** Re-signing and URL nulling for cache entries. */
@@ -67,7 +67,7 @@ export class UrlGuard {
     try {
       const resigned = await this.deps.factory.resign(lookup.workspace, lookup.resource, entry, this.deps.clock.now());
       const values = resigned.recordingId === null ? [[lookup.key, resigned] as const] : recordingValues(resigned);
-      await this.deps.store(lookup.workspace, generation, values);
+      this.deps.store(lookup.workspace, generation, values);
       return resigned;
     } catch (error) {
       this.deps.logger.warn({ workspace: lookup.workspace, resource: lookup.resource, err: error }, 're-signing failed');
