@@ -21,8 +21,11 @@ const MiB = 1024 * 1024;
 const L1_MAX_MIB = 32;
 const SAMPLE_EVERY_MS = 5000;
 
-/** The gateway's config for the run: a small L1 bound, short TTLs so faults meet stale entries often. */
-const GATEWAY_CONFIG = `
+/**
+ * The gateway's config for the run: a small L1 bound, short TTLs so faults meet stale entries
+ * often. SOAK_COMPRESS_MIN_BYTES and SOAK_REDIS_TIMEOUT try other values of those two settings.
+ */
+const gatewayConfig = (env: NodeJS.ProcessEnv): string => `
 upstream:
   timeouts: { connect: 1s, headers: 1s, body: 1s, deadline: 2s }
   maxResponseBytes: 1MiB
@@ -32,6 +35,8 @@ cache:
   ttl: { list: 10s, recording: 30s, notFound: 30s }
   staleWhileRevalidate: 5s
   staleIfError: 10m
+  compressMinBytes: ${env['SOAK_COMPRESS_MIN_BYTES'] ?? '1KiB'}
+  redis: { commandTimeout: ${env['SOAK_REDIS_TIMEOUT'] ?? '100ms'} }
 log: { level: warn }
 `;
 
@@ -66,7 +71,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   const rps = setting(env, 'SOAK_RPS', 300);
   const connections = setting(env, 'SOAK_CONNECTIONS', 32);
   const withRedis = env['SOAK_REDIS'] !== '0' && hasRedisServer();
-  const settings = { durationSec: durationMs / 1000, warmupSec: warmupMs / 1000, targetRps: rps, connections, redis: withRedis, l1MaxBytes: `${L1_MAX_MIB}MiB`, workspaces: 4, recordingsPerWorkspace: 3000 };
+  const settings = { compressMinBytes: env['SOAK_COMPRESS_MIN_BYTES'] ?? '1KiB', redisCommandTimeout: env['SOAK_REDIS_TIMEOUT'] ?? '100ms', durationSec: durationMs / 1000, warmupSec: warmupMs / 1000, targetRps: rps, connections, redis: withRedis, l1MaxBytes: `${L1_MAX_MIB}MiB`, workspaces: 4, recordingsPerWorkspace: 3000 };
   const dir = mkdtempSync(join(tmpdir(), 'recgw-soak-'));
   const children: Child[] = [];
   // Signed URLs live 30 min, so every one served in the run must be valid when checked.
@@ -75,7 +80,8 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
     let redis: Child | undefined;
     const redisPort = withRedis ? await freePort() : 0;
     if (withRedis) children.push((redis = await startRedis(redisPort)));
-    const gateway = await startGateway(dir, GATEWAY_CONFIG, {
+    const config = gatewayConfig(env);
+    const gateway = await startGateway(dir, config, {
       UPSTREAM_URL: sim.baseUrlTemplate,
       LOG_LEVEL: 'warn',
       ...(withRedis ? { REDIS_URL: `redis://127.0.0.1:${redisPort}` } : {}),
