@@ -5,6 +5,7 @@
  * is answered synchronously.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { acceptsJson } from '../api/accept.js';
 import { parseListQuery, rejectAnyQuery } from '../api/paging.js';
@@ -70,6 +71,8 @@ interface Trace {
 /** The public request handler. */
 export class PublicHandler {
   private readonly ids = new RequestIds();
+  /** Connections answered with "Connection: close": whatever else they carry is not served. */
+  private readonly closing = new WeakSet<Socket>();
   private readonly requestMetrics: RequestMetrics;
 
   // Bound once: the key file is consulted on every request in static/both mode, hits included.
@@ -84,6 +87,12 @@ export class PublicHandler {
 
   /** Node's 'request' listener. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    // RFC 9112 §9.6: after a response with "Connection: close" no further request on that
+    // connection is processed, not even one the parser already read from the same packet.
+    if (this.closing.has(req.socket)) {
+      req.socket.destroy();
+      return;
+    }
     const started = performance.now();
     const requestId = this.ids.for(req.headers['x-request-id'] as string | undefined);
     const url = req.url ?? '';
@@ -101,6 +110,13 @@ export class PublicHandler {
       trace.workspace = workspace;
       if (match === undefined) throw new GatewayError('NOT_FOUND');
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('METHOD_NOT_ALLOWED', undefined, { headers: { Allow: ALLOW } });
+      // RFC 9110 §9.3.1: content in a GET or HEAD has no meaning, and answering before it is read
+      // leaves its bytes (a smuggled request, a bad chunk, a slow dribble) on the connection
+      // (RFC 9112 §11.2). Refused at once, and the connection closed rather than drained.
+      if (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0') {
+        this.closing.add(req.socket);
+        throw new GatewayError('BAD_REQUEST', 'GET and HEAD requests carry no content', { headers: { Connection: 'close' } });
+      }
       if (!acceptsJson(req.headers.accept)) throw new GatewayError('NOT_ACCEPTABLE');
       let key: ResourceKey;
       let page: PageRequest | null = null;
