@@ -72,6 +72,8 @@ export class ReadThrough {
     if (lookup.verified) {
       // L1: fresh → hit; stale within stale-while-revalidate → serve it, refresh once behind it.
       fallback = this.readL1(lookup.workspace, generation, lookup.key);
+      // Nothing stored is a miss too (judge counts found entries), or hit ratios would read ~100%.
+      if (fallback === undefined) this.deps.metrics.cacheLookups.inc({ resource: lookup.resource, tier: 'l1', result: 'miss' });
       const served = fallback && this.judge(lookup, generation, fallback, now, 'l1');
       if (served) return served;
     }
@@ -138,6 +140,7 @@ export class ReadThrough {
       // L2: shared by every instance; a hit there fills L1.
       if (l2 !== null) {
         const shared = await this.readL2(lookup.workspace, generation, lookup.key);
+        if (shared === undefined) this.deps.metrics.cacheLookups.inc({ resource: lookup.resource, tier: 'l2', result: 'miss' });
         if (shared !== undefined) {
           this.storeL1(lookup.workspace, generation, lookup.key, shared);
           const served = this.judge(lookup, generation, shared, clock.now(), 'l2');
