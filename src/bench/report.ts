@@ -55,7 +55,7 @@ export function toMarkdown(run: BenchRun): string {
     '| case | req/s | p50 ms | p99 ms | notes |',
     '|---|---:|---:|---:|---|',
   ];
-  for (const c of run.cases) for (const row of c.rows) lines.push(`| ${row.label} | ${dash(row.rps)} | ${dash(row.p50)} | ${dash(row.p99)} | ${notes(row)} |`);
+  for (const c of run.cases) for (const row of c.rows) lines.push(`| ${c.name}: ${row.label} | ${dash(row.rps)} | ${dash(row.p50)} | ${dash(row.p99)} | ${notes(row)} |`);
   lines.push('', '| target | measured | met |', '|---|---|---|');
   for (const c of run.cases) for (const check of c.checks) lines.push(`| ${check.target} | ${check.measured} | ${check.met ? 'yes' : '**no**'} |`);
   const allNotes = run.cases.flatMap((c) => c.notes ?? []);
