@@ -1,6 +1,7 @@
 // The admin listener over real sockets: health, readiness through shutdown, purge auth and bodies, metrics, 404s.
 import t from 'tap';
 import { startGateway } from '../../helpers/gateway.js';
+import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 
 const LIST = '/api/external/v2/recordings?page_size=2';
 const BEARER = { authorization: 'Bearer test-admin-token' };
@@ -113,4 +114,19 @@ void t.test('a workspace purge sends the next request upstream; a recording purg
   t.equal(gw.sim.counters.total, calls + 1, 'exactly one upstream call');
   t.match((await gw.get(LIST, { workspace: 'globex' })).headers['cache-status'], /hit/, 'another workspace keeps its entries');
   t.ok(gw.logs.lines().some((line) => line['msg'] === 'purged' && line['workspace'] === 'acme' && line['component'] === 'admin'), 'the purge is logged');
+});
+
+void t.test('Redis down is degraded, still ready; redis_up follows the connection', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const gw = await startGateway(t, { redisUrl: redis.url, config: { cache: { redis: { keyPrefix: redis.keyPrefix } } } });
+  await waitFor(async () => (await gw.admin('/readyz')).json().redis === 'up', 5000, 'redis up');
+  t.same((await gw.admin('/readyz')).json(), { status: 'ready', redis: 'up' });
+  t.match((await gw.admin('/metrics')).text, /^recgw_redis_up 1$/m);
+  await redis.stop();
+  await waitFor(async () => (await gw.admin('/readyz')).json().redis === 'down', 5000, 'redis down noticed');
+  const degraded = await gw.admin('/readyz');
+  t.equal(degraded.status, 200, 'still ready: L1 and the upstream answer');
+  t.same(degraded.json(), { status: 'degraded', redis: 'down' });
+  t.match((await gw.admin('/metrics')).text, /^recgw_redis_up 0$/m);
+  t.equal((await gw.get(LIST)).status, 200, 'requests are still served');
 });
