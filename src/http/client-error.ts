@@ -16,11 +16,8 @@ const REASON: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeo
 
 /** The 'clientError' listener. */
 export function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  // A reset or aborted connection has nobody left to answer; and once a response has begun on
-  // this connection (a request answered before its malformed or slow body), a second one would
-  // be unsolicited: close instead, as node's own default clientError handling does.
-  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || current?.headersSent === true) {
+  // A reset or aborted connection has nobody left to answer.
+  if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
