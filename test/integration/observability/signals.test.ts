@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startSimulator, type Simulator } from '../../../src/sim/server.js';
+import { MEDIA_HOSTS } from '../../../src/sim/url-signing.js';
 import { startGatewayProcess } from './gateway-process.js';
 
 const LIST = '/api/external/v2/recordings';
@@ -108,4 +109,39 @@ void t.test('SIGTERM: the in-flight request completes with 200, /readyz says 503
   const exit = await gw.exited;
   t.same(exit, { code: 0, signal: null }, 'exit code 0');
   t.ok(Date.now() - answeredAt < 2000, 'exit follows the drain without waiting out keep-alive');
+});
+
+void t.test('SIGHUP re-reads signing.validity and the signer key file for the next re-signed URL', async (t) => {
+  // URLs arrive with 30 s left, under minRemaining: the gateway re-signs every one it stores.
+  const upstream = await startSimulator({ urlScheme: 's3-sigv4', urlLifetimeMs: 30_000, workspaces: ['acme'], recordingsPerWorkspace: 20 });
+  t.teardown(() => upstream.close());
+  const key = upstream.keys['acme']![0]!;
+  const dir = t.testdir();
+  const secretFile = join(dir, 's3.secret');
+  writeFileSync(secretFile, upstream.signingKeys.s3.secretAccessKey);
+  const { accessKeyId, region } = upstream.signingKeys.s3;
+  const config = (validity: string): string =>
+    `signing:\n  minRemaining: 60s\n  validity: ${validity}\n  hosts: [${MEDIA_HOSTS['s3-sigv4']}]\n` +
+    `  signer: { scheme: s3-sigv4, accessKeyId: ${accessKeyId}, secretAccessKeyFile: ${secretFile}, region: ${region} }\n`;
+  const file = join(dir, 'gateway.yaml');
+  writeFileSync(file, config('1h'));
+  const gw = await startGatewayProcess(t, { GATEWAY_CONFIG: file, UPSTREAM_URL: upstream.baseUrlTemplate });
+  const urlOf = async (index: number): Promise<string> => {
+    const res = await get(gw.port, `${LIST}/${upstream.data['acme']![index]!.id}`, key);
+    return JSON.parse(res.text).transcoded_url as string;
+  };
+  const expiresIn = (url: string): number => Number(new URL(url).searchParams.get('X-Amz-Expires'));
+
+  const first = await urlOf(0);
+  t.equal(expiresIn(first), 3600, 're-signed for signing.validity 1h');
+  t.ok(upstream.verifyTranscodedUrl(first).valid, 'with the right key');
+
+  writeFileSync(file, config('2h'));
+  writeFileSync(secretFile, 'a-rotated-secret-the-cdn-does-not-know-yet');
+  process.kill(gw.child.pid!, 'SIGHUP');
+  await gw.waitForLine((line) => line['msg'] === 'configuration reloaded');
+  const second = await urlOf(1);
+  t.equal(expiresIn(second), 7200, 'the new validity applies to the next re-signed URL');
+  t.notOk(upstream.verifyTranscodedUrl(second).valid, 'signed with the rotated key read from the file');
+  t.notOk(gw.stdout().includes('a-rotated-secret'), 'the key file is never logged');
 });
