@@ -16,9 +16,46 @@ import type { Settings } from './settings.js';
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
-// Quality 5 compresses a 30 KB page in about a millisecond at ~90% of quality 11's ratio;
-// entries are compressed on every store and re-sign, so speed matters more than the last bytes.
-const BROTLI_OPTIONS = { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } };
+/**
+ * Compression settings sized to the body. Quality 5 compresses a 30 KB page in about a
+ * millisecond at ~90% of quality 11's ratio (entries are compressed on every store and
+ * re-sign, so speed beats the last bytes). Windows no larger than the body keep each job's
+ * encoder state small: brotli's default 4 MB window and zlib's 32 KB one, allocated per job
+ * for 1 KB bodies, inflate RSS far beyond what the cache holds.
+ */
+function compressionOptions(length: number): { gzip: { windowBits: number }; brotli: { params: Record<number, number> } } {
+  const bits = Math.ceil(Math.log2(Math.max(length, 1)));
+  return {
+    gzip: { windowBits: Math.min(15, Math.max(9, bits)) },
+    brotli: {
+      params: {
+        [zlibConstants.BROTLI_PARAM_QUALITY]: 5,
+        [zlibConstants.BROTLI_PARAM_LGWIN]: Math.min(22, Math.max(10, bits)),
+        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: length,
+      },
+    },
+  };
+}
+
+/**
+ * Copies text into a buffer of its own. Buffer.from() hands small strings a slice of a shared
+ * 8 KB pool slab, and one cached slice keeps its whole slab alive: the LRU's byte bound would
+ * then undercount real memory several times over.
+ */
+function ownedBuffer(text: string): Buffer {
+  const buffer = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  buffer.write(text);
+  return buffer;
+}
+
+/** Packs a body and its encodings into one exact-size allocation (one backing store per entry). */
+function pack(body: Buffer, gz: Buffer, br: Buffer): [Buffer, Buffer, Buffer] {
+  const all = Buffer.allocUnsafeSlow(body.length + gz.length + br.length);
+  body.copy(all, 0);
+  gz.copy(all, body.length);
+  br.copy(all, body.length + gz.length);
+  return [all.subarray(0, body.length), all.subarray(body.length, body.length + gz.length), all.subarray(body.length + gz.length)];
+}
 
 const NOT_FOUND_BODY = Buffer.from(JSON.stringify({ error: 'Recording not found', code: 'RECORDING_NOT_FOUND' }));
 
@@ -56,18 +93,23 @@ export class EntryFactory {
   /** A recording entry; mutates `recording.transcoded_url` per the URL policy. */
   async recording(workspace: WorkspaceId, recording: Recording, now: number, storedAt = now): Promise<CacheEntry> {
     const facts = mergeFacts([this.applyPolicy(recording, now)]);
-    return this.build(workspace, 'recording', Buffer.from(JSON.stringify(recording)), facts, now, storedAt, recording);
+    return this.build(workspace, 'recording', ownedBuffer(JSON.stringify(recording)), facts, now, storedAt, recording);
   }
 
-  /** A list entry plus one entry per recording it holds (so a list fetch refreshes them). */
-  async list(workspace: WorkspaceId, page: ListPage, now: number, storedAt = now): Promise<{ list: CacheEntry; recordings: CacheEntry[] }> {
+  /**
+   * A list entry, and a function building one entry per recording it holds (so a list fetch
+   * refreshes them). The recordings are built after the list is answered: compressing thirty
+   * more bodies must not delay the response that asked for the page.
+   */
+  async list(workspace: WorkspaceId, page: ListPage, now: number, storedAt = now): Promise<{ list: CacheEntry; recordings: () => Promise<CacheEntry[]> }> {
     const perRecording = page.recordings.map((recording) => this.applyPolicy(recording, now));
-    const [list, ...recordings] = await Promise.all([
-      this.build(workspace, 'list', Buffer.from(JSON.stringify(page)), mergeFacts(perRecording), now, storedAt, null),
-      ...page.recordings.map((recording, index) =>
-        this.build(workspace, 'recording', Buffer.from(JSON.stringify(recording)), mergeFacts([perRecording[index]!]), now, storedAt, recording),
-      ),
-    ]);
+    const list = await this.build(workspace, 'list', ownedBuffer(JSON.stringify(page)), mergeFacts(perRecording), now, storedAt, null);
+    const recordings = (): Promise<CacheEntry[]> =>
+      Promise.all(
+        page.recordings.map((recording, index) =>
+          this.build(workspace, 'recording', ownedBuffer(JSON.stringify(recording)), mergeFacts([perRecording[index]!]), now, storedAt, recording),
+        ),
+      );
     return { list, recordings };
   }
 
@@ -103,7 +145,7 @@ export class EntryFactory {
     }
     const page = JSON.parse(entry.body.toString('utf8')) as ListPage;
     const facts = mergeFacts(page.recordings.map((recording) => this.applyPolicy(recording, now)));
-    const rebuilt = await this.build(workspace, 'list', Buffer.from(JSON.stringify(page)), facts, now, entry.storedAt, null);
+    const rebuilt = await this.build(workspace, 'list', ownedBuffer(JSON.stringify(page)), facts, now, entry.storedAt, null);
     return { ...rebuilt, freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil), staleUntil: entry.staleUntil };
   }
 
@@ -115,7 +157,7 @@ export class EntryFactory {
     const minRemaining = this.settings().config.signing.minRemaining;
     const parsed = JSON.parse(entry.body.toString('utf8')) as ListPage | Recording;
     nullExpiredUrls(resource === 'list' ? (parsed as ListPage).recordings : [parsed as Recording], minRemaining, now);
-    const body = Buffer.from(JSON.stringify(parsed));
+    const body = ownedBuffer(JSON.stringify(parsed));
     const rebuilt = await this.build(workspace, resource, body, { urlDeadline: Infinity, resignAt: Infinity, hasUnknown: false }, now, entry.storedAt, null);
     return { ...rebuilt, freshUntil: entry.freshUntil, staleUntil: entry.staleUntil, recordingId: entry.recordingId, linkId: entry.linkId };
   }
@@ -152,16 +194,18 @@ export class EntryFactory {
       freshUntil = Math.min(freshUntil, facts.urlDeadline - refreshMargin(config.signing.minRemaining));
     }
     freshUntil = Math.max(freshUntil, storedAt);
-    const [gz, br] =
-      body.length >= config.cache.compressMinBytes
-        ? await Promise.all([gzipAsync(body), brotliAsync(body, BROTLI_OPTIONS)])
-        : [null, null];
+    let stored: [Buffer, Buffer | null, Buffer | null] = [body, null, null];
+    if (body.length >= config.cache.compressMinBytes) {
+      const options = compressionOptions(body.length);
+      const [gz, br] = await Promise.all([gzipAsync(body, options.gzip), brotliAsync(body, options.brotli)]);
+      stored = pack(body, gz, br);
+    }
     return {
       kind: 'entry',
       status: 200,
-      body,
-      gzip: gz,
-      br,
+      body: stored[0],
+      gzip: stored[1],
+      br: stored[2],
       etag: etagOf(body),
       storedAt,
       freshUntil,

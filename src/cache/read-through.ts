@@ -210,9 +210,12 @@ export class ReadThrough {
     }
     if (lookup.resource === 'list') {
       const { list, recordings } = await factory.list(lookup.workspace, answer.body as ListPage, now);
-      const values: Array<readonly [ResourceKey, StoredValue]> = [[lookup.key, list]];
-      for (const recording of recordings) values.push(...recordingValues(recording));
-      this.store(lookup.workspace, generation, values);
+      this.store(lookup.workspace, generation, [[lookup.key, list]]);
+      // A list page also refreshes the entries of the recordings it holds, once it is answered.
+      recordings().then(
+        (entries) => this.store(lookup.workspace, generation, entries.flatMap(recordingValues)),
+        (error: unknown) => this.deps.logger.warn({ workspace: lookup.workspace, err: error }, 'storing the recordings of a list page failed'),
+      );
       return { entry: list, outcome: 'miss' };
     }
     const entry = await factory.recording(lookup.workspace, answer.body as Recording, now);
