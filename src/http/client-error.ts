@@ -21,11 +21,22 @@ export function onClientError(error: NodeJS.ErrnoException, socket: Socket): voi
     socket.destroy();
     return;
   }
+  // Nor does a request already being answered (a GET refused for its content, whose malformed
+  // chunk follows in the same packet): a second response would be unsolicited. Close once the
+  // first is flushed. Node's default clientError handling checks the same field.
+  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (current?.headersSent === true) {
+    socket.destroySoon();
+    return;
+  }
   const code = codeFor(error);
   const { status, message } = ERROR_CODES[code];
   const body = JSON.stringify({ error: message, code });
+  // end() only half-closes: a client that never reads nor closes (a slowloris) would keep the
+  // socket, and its file descriptor, for ever. Close it once the answer is handed to the kernel.
   socket.end(
     `HTTP/1.1 ${status} ${REASON[status] ?? 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
   );
 }
