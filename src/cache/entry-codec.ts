@@ -92,9 +92,14 @@ function decodeEntry(buf: Buffer): CacheEntry | undefined {
   const lengths = [...short, ...long];
   // The lengths must account for every byte: a truncated or padded value is not ours.
   if (at + lengths.reduce((sum, n) => sum + n, 0) !== buf.length) return undefined;
+  // Copy the payload out: the reply buffer may be a view into the client's socket chunk, and a
+  // cached view would keep that whole chunk alive for as long as the entry lives.
+  const payload = Buffer.allocUnsafe(buf.length - at);
+  buf.copy(payload, 0, at);
+  let offset = 0;
   const parts = lengths.map((length) => {
-    const part = buf.subarray(at, at + length);
-    at += length;
+    const part = payload.subarray(offset, offset + length);
+    offset += length;
     return part;
   });
   const [etag, recordingId, linkId, body, gzip, br] = parts as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];

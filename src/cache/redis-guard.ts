@@ -83,7 +83,9 @@ export class RedisGuard {
     if (!this.#admit()) throw new RedisUnavailableError(`Redis unavailable (${op} skipped while the breaker is open)`);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-      timer = setTimeout(resolve, this.#timeoutMs, TIMED_OUT);
+      // On expiry, yield once to the poll phase before declaring a timeout: after an event-loop
+      // stall the reply is often already waiting on the socket, and timers run before I/O.
+      timer = setTimeout(() => setImmediate(resolve, TIMED_OUT), this.#timeoutMs);
     });
     try {
       const pending = command();
