@@ -8,14 +8,15 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { StoredValue } from './entry.js';
 
 /**
- * Bytes counted per item on top of its buffers and key, as measured on Node 20 and 24 (heap
- * and RSS growth per item at 100k items): the entry object and its strings, the buffer views
- * and backing store, and lru-cache's bookkeeping. Counting them keeps RSS within
- * cache.l1.maxBytes plus the process baseline, whatever the body sizes.
+ * Bytes counted per item on top of its buffers and key, measured as heap plus ArrayBuffer
+ * growth per item with 40k recordings held (`npm run bench`, memory case): the entry object
+ * and its ETag string, the Buffer views and their backing store's bookkeeping, and
+ * lru-cache's per-item arrays. Counting them keeps real memory within cache.l1.maxBytes
+ * whatever the body sizes; with small bodies these costs rival the bodies themselves.
  */
-const ENTRY_OVERHEAD = 640;
-/** An alias is a small object pointing at its recording's key. */
-const ALIAS_OVERHEAD = 200;
+const ENTRY_OVERHEAD = 1200;
+/** An alias: a small object and its key, plus the same per-item LRU bookkeeping. */
+const ALIAS_OVERHEAD = 400;
 
 function sizeOf(value: StoredValue, key: string): number {
   if (value.kind === 'alias') return ALIAS_OVERHEAD + key.length + value.target.length;
