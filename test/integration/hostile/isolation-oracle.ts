@@ -140,8 +140,8 @@ function fail(get: Get, expected: Expected, reply: Reply, why: string): never {
   );
 }
 
-/** Checks one recording of an answer against the workspace's own copy, every field and their order. */
-function checkRecording(sim: Simulator, workspace: Workspace, got: unknown, want: Recording): string | undefined {
+/** Checks one recording of an answer against the workspace's own copy, every field and their order; a problem, or undefined. */
+export function checkRecording(sim: Simulator, workspace: string, got: unknown, want: Recording): string | undefined {
   if (typeof got !== 'object' || got === null) return 'not an object';
   const { transcoded_url: gotUrl, ...gotRest } = got as Record<string, unknown>;
   const { transcoded_url: wantUrl, ...wantRest } = want;
