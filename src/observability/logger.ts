@@ -1,6 +1,7 @@
 /** The gateway's pino logger: JSON lines, ISO time, secrets redacted, buffered asynchronous stdout. */
 import pino from 'pino';
 import type { Logger, DestinationStream } from 'pino';
+import { BufferedDestination } from './log-destination.js';
 import { REDACT_PATHS, redactUrl } from './redact.js';
 
 /** Options for {@link createLogger}. */
@@ -44,18 +45,16 @@ function serializeUrl(value: unknown): unknown {
  * Builds the process logger. `base` is empty: no pid or hostname on every line, because the
  * log shipper already labels each stream with its pod/host, pid is 1 in the container, and a
  * line per request should carry only what varies. Without a destination, lines go to stdout
- * through a 4 KB buffer written asynchronously, so logging a request never costs the hit path
- * a syscall; call {@link flushLogger} before exit.
+ * through a buffer written asynchronously in batches, so logging a request never costs the hit
+ * path a syscall; call {@link flushLogger} before exit. `time` is epoch milliseconds (pino's
+ * default): formatting an ISO date per line measured a tenth of the log line's cost.
  */
 export function createLogger(options: LoggerOptions): Logger {
-  const destination =
-    options.destination ??
-    (options.sync === true ? pino.destination({ dest: 1, sync: true }) : pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  const destination = options.destination ?? (options.sync === true ? pino.destination({ dest: 1, sync: true }) : new BufferedDestination());
   return pino(
     {
       level: options.level,
       base: null,
-      timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       serializers: {
         err: serializeError,
