@@ -75,12 +75,16 @@ export class PublicHandler {
   private readonly closing = new WeakSet<Socket>();
   private readonly requestMetrics: RequestMetrics;
 
+  /** L1 hit counters resolved once: the fast path increments them without hashing labels. */
+  private readonly l1Hits;
   // Bound once: the key file is consulted on every request in static/both mode, hits included.
   private readonly staticValid;
   private readonly staticInvalid;
 
   constructor(private readonly deps: PublicHandlerDeps) {
     this.requestMetrics = new RequestMetrics(deps.metrics);
+    const l1Hit = (resource: Resource) => deps.metrics.cacheLookups.labels({ resource, tier: 'l1', result: 'hit' });
+    this.l1Hits = { list: l1Hit('list'), recording: l1Hit('recording') };
     this.staticValid = deps.metrics.authResults.labels({ source: 'static', result: 'valid' });
     this.staticInvalid = deps.metrics.authResults.labels({ source: 'static', result: 'invalid' });
   }
@@ -151,7 +155,7 @@ export class PublicHandler {
         const lookup = this.lookupFor(parsed, true);
         const entry = this.deps.readThrough.hit(lookup, generation, now);
         if (entry !== undefined) {
-          this.deps.metrics.cacheLookups.inc({ resource: parsed.resource, tier: 'l1', result: 'hit' });
+          this.l1Hits[parsed.resource].inc();
           this.observeUrls(entry, now);
           this.finish(req, trace, writeEntry(req, res, entry, 'hit', now, ctx), 'hit');
           return;
