@@ -14,6 +14,7 @@ import { decodeStored, encodeStored } from './entry-codec.js';
 import { l2Key, type Generation, type ResourceKey } from './keys.js';
 import { createRedisClient, type RedisConfig } from './redis-connection.js';
 import { RedisGuard } from './redis-guard.js';
+import { WriteBacklog, type PendingWrite } from './redis-write-backlog.js';
 import { generationKey, lockKey, purgeChannel, verdictKey } from './redis-keys.js';
 import { encodePurgeEvent, startPurgeBus } from './redis-purge-bus.js';
 import type { LockOutcome, PurgeEvent, SharedTier } from './shared-tier.js';
@@ -59,6 +60,7 @@ class RedisTier implements SharedTier {
   readonly #loaded = new Set<WorkspaceId>();
   readonly #stopBus: () => void;
   #ready = false;
+  readonly #backlog = new WriteBacklog();
   #closed = false;
 
   constructor(config: RedisConfig, deps: RedisTierDeps) {
@@ -66,7 +68,15 @@ class RedisTier implements SharedTier {
     this.#metrics = deps.metrics;
     this.#logger = deps.logger;
     this.#clock = deps.clock ?? systemClock;
-    this.#guard = new RedisGuard({ timeoutMs: config.commandTimeout, metrics: deps.metrics, logger: deps.logger, onBreakerChange: () => this.#publishUp() });
+    this.#guard = new RedisGuard({
+      timeoutMs: config.commandTimeout,
+      metrics: deps.metrics,
+      logger: deps.logger,
+      onBreakerChange: (open) => {
+        this.#publishUp();
+        if (!open) this.#replayBacklog();
+      },
+    });
     this.#client = createRedisClient(config);
     this.#subscriber = this.#client.duplicate();
     // Without an 'error' listener ioredis prints every failed reconnect; the state changes below say enough.
@@ -98,23 +108,46 @@ class RedisTier implements SharedTier {
   async set(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void> {
     const now = this.#clock.now();
     // Values already past their staleUntil would only be served as errors-of-the-past: skip them.
-    const live = values.filter(([, value]) => value.staleUntil > now);
-    if (live.length === 0) return;
-    await this.#guard.attempt(
+    const writes = values
+      .filter(([, value]) => value.staleUntil > now)
+      .map(([key, value]) => ({ name: l2Key(this.#prefix, workspace, generation, key), value }));
+    await this.#write(writes, now);
+  }
+
+  /** One pipeline, one round trip (one workspace is one Cluster slot); what fails waits in the backlog. */
+  async #write(writes: readonly PendingWrite[], now: number): Promise<void> {
+    if (writes.length === 0) return;
+    const written = await this.#guard.attempt(
       'set',
       async () => {
-        // One pipeline, one round trip; one workspace means one Cluster slot.
         const pipeline = this.#client.pipeline();
-        for (const [key, value] of live) {
-          const name = l2Key(this.#prefix, workspace, generation, key);
+        for (const { name, value } of writes) {
           const ttl = value.staleUntil - now;
           if (Number.isFinite(ttl)) pipeline.set(name, encodeStored(value), 'PX', Math.ceil(ttl));
           else pipeline.set(name, encodeStored(value));
         }
         lastReply(await pipeline.exec());
+        return true;
       },
-      undefined,
+      false,
     );
+    if (!written) this.#backlog.add(writes);
+  }
+
+  /** Replays postponed writes once Redis answers again (breaker closed, connection ready). */
+  #replayBacklog(): void {
+    if (this.#backlog.size === 0 || !this.up) return;
+    const now = this.#clock.now();
+    const writes = this.#backlog.drain(now);
+    // Group by workspace hash tag: a Cluster pipeline must stay within one slot.
+    const bySlot = new Map<string, PendingWrite[]>();
+    for (const write of writes) {
+      const tag = write.name.slice(0, write.name.indexOf('}') + 1);
+      const group = bySlot.get(tag);
+      if (group === undefined) bySlot.set(tag, [write]);
+      else group.push(write);
+    }
+    for (const group of bySlot.values()) void this.#write(group, now);
   }
 
   async getVerdict(workspace: WorkspaceId, keyHash: KeyHash): Promise<boolean | undefined> {
@@ -219,6 +252,7 @@ class RedisTier implements SharedTier {
     if (wasDown) this.#logger.info('redis connected');
     this.#publishUp();
     if (wasDown) void this.#replayGenerations('redis connection restored; reloading generations');
+    this.#replayBacklog();
   }
 
   #connectionDown(): void {

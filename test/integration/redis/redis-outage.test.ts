@@ -102,3 +102,25 @@ void t.test('after the subscriber reconnects, loaded generations are replayed as
   t.same(events.at(-1), { workspace: ACME, generation: { all: 5, list: 0 }, keys: [] });
   t.equal(tier.up, true, 'the command connection was not disturbed');
 });
+
+void t.test('writes skipped while Redis stalls are replayed once it answers again', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const { tier } = await tierFor(t, redis);
+  redis.pause();
+  t.teardown(() => redis.resume());
+  const keys = [recordingKey('backlog-1'), recordingKey('backlog-2'), recordingKey('backlog-3'), recordingKey('backlog-4')];
+  // The first three time out and open the breaker; the fourth is skipped outright.
+  for (const key of keys) await tier.set(ACME, GEN, [[key, makeEntry()]]);
+  t.equal(tier.up, false, 'breaker open');
+  redis.resume();
+  await waitFor(
+    async () => {
+      await tier.getVerdict(ACME, HASH);
+      return tier.up;
+    },
+    5000,
+    'the breaker to close after Redis answers again',
+  );
+  await waitFor(async () => (await Promise.all(keys.map((key) => tier.get(ACME, GEN, key)))).every((v) => v !== undefined), 3000, 'the postponed writes to land');
+  for (const key of keys) t.ok(await tier.get(ACME, GEN, key), `${key} reached Redis after the stall`);
+});

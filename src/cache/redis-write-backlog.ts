@@ -1,0 +1,61 @@
+/**
+ * Writes the Redis tier could not make (breaker open, timeout, disconnected), kept for a
+ * replay once Redis answers again. Without it, an entry whose L2 write was skipped lives only
+ * in L1; once the LRU evicts it, no stale copy is left to serve when the upstream fails. The
+ * backlog is bounded in entries and bytes (newest kept, oldest dropped), and entries past
+ * their staleUntil are not replayed.
+ */
+import type { StoredValue } from './entry.js';
+
+/** One postponed write: the full Redis key and its value. */
+export interface PendingWrite {
+  readonly name: string;
+  readonly value: StoredValue;
+}
+
+function sizeOf(value: StoredValue): number {
+  return value.kind === 'alias' ? 64 : value.body.length + (value.gzip?.length ?? 0) + (value.br?.length ?? 0);
+}
+
+/** The bounded backlog of postponed writes, latest value per key. */
+export class WriteBacklog {
+  private readonly pending = new Map<string, StoredValue>();
+  private bytes = 0;
+
+  constructor(
+    private readonly maxEntries = 5_000,
+    private readonly maxBytes = 32 * 1024 * 1024,
+  ) {}
+
+  /** Number of writes waiting. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Keeps writes for later, evicting the oldest beyond the bounds. */
+  add(writes: readonly PendingWrite[]): void {
+    for (const { name, value } of writes) {
+      const previous = this.pending.get(name);
+      if (previous !== undefined) {
+        this.bytes -= sizeOf(previous);
+        this.pending.delete(name);
+      }
+      this.pending.set(name, value);
+      this.bytes += sizeOf(value);
+    }
+    for (const [name, value] of this.pending) {
+      if (this.pending.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
+      this.pending.delete(name);
+      this.bytes -= sizeOf(value);
+    }
+  }
+
+  /** Takes every write still worth making at `now`, emptying the backlog. */
+  drain(now: number): PendingWrite[] {
+    const writes: PendingWrite[] = [];
+    for (const [name, value] of this.pending) if (value.staleUntil > now) writes.push({ name, value });
+    this.pending.clear();
+    this.bytes = 0;
+    return writes;
+  }
+}
