@@ -1,4 +1,4 @@
-/** The gateway's pino logger: JSON lines, ISO time, secrets redacted, buffered asynchronous stdout. */
+/** The gateway's pino logger: JSON lines, epoch-ms time, secrets redacted, batched stdout. */
 import pino from 'pino';
 import type { Logger, DestinationStream } from 'pino';
 import { BufferedDestination } from './log-destination.js';

@@ -23,7 +23,7 @@ void t.test('one JSON line per request with reqId, workspace, route, status, cac
   t.match(miss, { level: 30, workspace: 'acme', route: 'list', method: 'GET', status: 200, cache: 'miss', upstreamMs: Number, ms: Number });
   t.ok((miss['upstreamMs'] as number) > 0, 'a miss spent time upstream');
   t.ok((miss['ms'] as number) >= (miss['upstreamMs'] as number), 'total time includes upstream time');
-  t.match(miss['time'], /^\d{4}-\d\d-\d\dT/, 'ISO time');
+  t.ok(Number.isInteger(miss['time']), 'time in epoch milliseconds');
   t.match(byId.get('req-hit'), { workspace: 'acme', route: 'list', status: 200, cache: 'hit', upstreamMs: 0, ms: Number });
   t.match(byId.get('req-404'), { workspace: 'acme', route: 'recording', status: 404, cache: 'none', code: 'RECORDING_NOT_FOUND', upstreamMs: 0 });
   t.match(byId.get('req-401'), { workspace: 'globex', route: 'list', status: 401, cache: 'none', code: 'MISSING_KEY' });
