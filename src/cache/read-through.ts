@@ -43,7 +43,29 @@ export class ReadThrough {
   private readonly urls: UrlGuard;
 
   constructor(private readonly deps: ReadThroughDeps) {
+    deps.l2?.onRestored(() => this.startRewarm(deps.clock.now()));
     this.urls = new UrlGuard({ ...deps, store: (workspace, generation, values) => this.store(workspace, generation, values) });
+  }
+
+  /**
+   * After Redis comes back (possibly restarted empty), each entry still in L1 is written back
+   * to it on its first hit, for as long as an entry stored before could still be served. An
+   * entry that lived only in L1 would otherwise have no stale copy left once the LRU evicts it.
+   */
+  private rewarmUntil = -Infinity;
+  private rewarmed = new WeakSet<CacheEntry>();
+
+  /** Starts a write-back window (called when the shared tier is restored). */
+  startRewarm(now: number): void {
+    const { config } = this.deps.settings();
+    this.rewarmUntil = now + Math.max(config.cache.ttl.list, config.cache.ttl.recording) + Math.max(config.cache.staleWhileRevalidate, config.cache.staleIfError);
+    this.rewarmed = new WeakSet();
+  }
+
+  private rewarm(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
+    if (this.deps.l2 === null || this.rewarmed.has(entry)) return;
+    this.rewarmed.add(entry);
+    void this.deps.l2.set(lookup.workspace, generation, entry.recordingId === null ? [[lookup.key, entry]] : recordingValues(entry));
   }
 
   /** The generation of a workspace, loading it once from Redis when first seen. */
@@ -58,6 +80,7 @@ export class ReadThrough {
   hit(lookup: Lookup, generation: Generation, now: number): CacheEntry | undefined {
     const entry = this.readL1(lookup.workspace, generation, lookup.key);
     if (entry === undefined || now >= entry.freshUntil || now >= entry.urlDeadline) return undefined;
+    if (this.rewarmUntil > now) this.rewarm(lookup, generation, entry);
     // Re-signing is due soon: do it once in the background; this entry is still good to serve.
     // Strictly after resignAt: at that instant applyUrlPolicy still leaves the URL alone, so a
     // re-sign then would rebuild and store the entry unchanged and the window would stay open.
@@ -97,6 +120,7 @@ export class ReadThrough {
     if (now < entry.urlDeadline) {
       if (now < entry.freshUntil) {
         metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'hit' });
+        if (tier === 'l1' && this.rewarmUntil > now) this.rewarm(lookup, generation, entry);
         if (now > entry.resignAt) this.urls.resignLater(lookup, generation, entry);
         return { entry, outcome: 'hit' };
       }

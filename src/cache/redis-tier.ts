@@ -56,10 +56,12 @@ class RedisTier implements SharedTier {
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #listeners: Array<(event: PurgeEvent) => void> = [];
+  readonly #restoredListeners: Array<() => void> = [];
   /** Workspaces whose generation this instance uses: replayed after the subscriber reconnects. */
   readonly #loaded = new Set<WorkspaceId>();
   readonly #stopBus: () => void;
   #ready = false;
+  #connectedBefore = false;
   readonly #backlog = new WriteBacklog();
   #closed = false;
 
@@ -204,6 +206,10 @@ class RedisTier implements SharedTier {
     return generation;
   }
 
+  onRestored(listener: () => void): void {
+    this.#restoredListeners.push(listener);
+  }
+
   onPurge(listener: (event: PurgeEvent) => void): void {
     this.#listeners.push(listener);
   }
@@ -253,6 +259,9 @@ class RedisTier implements SharedTier {
     this.#publishUp();
     if (wasDown) void this.#replayGenerations('redis connection restored; reloading generations');
     this.#replayBacklog();
+    // Only a return counts: the first connection has nothing to restore.
+    if (wasDown && this.#connectedBefore) for (const listener of this.#restoredListeners) listener();
+    this.#connectedBefore = true;
   }
 
   #connectionDown(): void {

@@ -35,6 +35,11 @@ export interface SharedTier {
   purge(workspace: WorkspaceId, keys: readonly ResourceKey[]): Promise<Generation>;
   /** Subscribes to purges announced by any instance, this one included; also called after a reconnect with the fresh generations. */
   onPurge(listener: (event: PurgeEvent) => void): void;
+  /**
+   * Subscribes to Redis coming back after it was unreachable. It may have restarted without
+   * its data, so the caller can write back what it still holds.
+   */
+  onRestored(listener: () => void): void;
   /** True while connected and answering. */
   readonly up: boolean;
   /** Closes connections. */
