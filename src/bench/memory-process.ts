@@ -52,7 +52,7 @@ serveCommands({
       const source = template[i % template.length]!;
       const id = `${source.id.slice(0, 24)}${i.toString(16).padStart(12, '0')}`;
       ids.push(id);
-      const entry = await factory.recording(workspace, { ...source, id, public_link_id: `bench${i.toString(36)}` }, now);
+      const entry = factory.recording(workspace, { ...source, id, public_link_id: `bench${i.toString(36)}` }, now);
       // store() may be synchronous or not; either way the entry is in L1 before the next one.
       await Promise.resolve(app.readThrough.store(workspace, generation, recordingValues(entry)));
     }

@@ -1,7 +1,8 @@
 /**
  * Builds cache entries from upstream answers. Everything a hit needs is computed here, once:
- * the serialised body, its gzip and brotli encodings, the strong ETag, and the instants
- * (fresh-until capped by the transcoded_url expiries, stale-until, re-sign time).
+ * the serialised body, the strong ETag, and the instants (fresh-until capped by the
+ * transcoded_url expiries, stale-until, re-sign time); the gzip and brotli encodings are added
+ * by `compressed()` right after the entry is stored.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -91,7 +92,7 @@ export class EntryFactory {
   ) {}
 
   /** A recording entry; mutates `recording.transcoded_url` per the URL policy. */
-  async recording(workspace: WorkspaceId, recording: Recording, now: number, storedAt = now): Promise<CacheEntry> {
+  recording(workspace: WorkspaceId, recording: Recording, now: number, storedAt = now): CacheEntry {
     const facts = mergeFacts([this.applyPolicy(recording, now)]);
     return this.build(workspace, 'recording', bodyBytes(JSON.stringify(recording)), facts, now, storedAt, recording);
   }
@@ -101,16 +102,27 @@ export class EntryFactory {
    * refreshes them). The recordings are built after the list is answered: compressing thirty
    * more bodies must not delay the response that asked for the page.
    */
-  async list(workspace: WorkspaceId, page: ListPage, now: number, storedAt = now): Promise<{ list: CacheEntry; recordings: () => Promise<CacheEntry[]> }> {
+  list(workspace: WorkspaceId, page: ListPage, now: number, storedAt = now): { list: CacheEntry; recordings: () => CacheEntry[] } {
     const perRecording = page.recordings.map((recording) => this.applyPolicy(recording, now));
-    const list = await this.build(workspace, 'list', bodyBytes(JSON.stringify(page)), mergeFacts(perRecording), now, storedAt, null);
-    const recordings = (): Promise<CacheEntry[]> =>
-      Promise.all(
-        page.recordings.map((recording, index) =>
-          this.build(workspace, 'recording', bodyBytes(JSON.stringify(recording)), mergeFacts([perRecording[index]!]), now, storedAt, recording),
-        ),
+    const list = this.build(workspace, 'list', bodyBytes(JSON.stringify(page)), mergeFacts(perRecording), now, storedAt, null);
+    const recordings = (): CacheEntry[] =>
+      page.recordings.map((recording, index) =>
+        this.build(workspace, 'recording', bodyBytes(JSON.stringify(recording)), mergeFacts([perRecording[index]!]), now, storedAt, recording),
       );
     return { list, recordings };
+  }
+
+  /**
+   * The entry with its gzip and brotli encodings, when its body is large enough to be worth
+   * them. Run after the entry is stored and answered: compressing a 30 KB page costs about a
+   * millisecond, which a miss should not wait for.
+   */
+  async compressed(entry: CacheEntry): Promise<CacheEntry> {
+    if (entry.gzip !== null || entry.body.length < this.settings().config.cache.compressMinBytes) return entry;
+    const options = compressionOptions(entry.body.length);
+    const [gz, br] = await Promise.all([gzipAsync(entry.body, options.gzip), brotliAsync(entry.body, options.brotli)]);
+    const [body, gzipped, brotli] = pack(entry.body, gz, br);
+    return { ...entry, body, gzip: gzipped, br: brotli };
   }
 
   /** A remembered 404. */
@@ -138,14 +150,14 @@ export class EntryFactory {
    * Re-signs an entry's URLs from its own body. The data's age is kept (storedAt, freshUntil):
    * only the URLs move, so a re-sign never extends how long upstream data is trusted.
    */
-  async resign(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): Promise<CacheEntry> {
+  resign(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): CacheEntry {
     if (resource === 'recording') {
-      const rebuilt = await this.recording(workspace, JSON.parse(entry.body.toString('utf8')) as Recording, now, entry.storedAt);
+      const rebuilt = this.recording(workspace, JSON.parse(entry.body.toString('utf8')) as Recording, now, entry.storedAt);
       return { ...rebuilt, freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil), staleUntil: entry.staleUntil };
     }
     const page = JSON.parse(entry.body.toString('utf8')) as ListPage;
     const facts = mergeFacts(page.recordings.map((recording) => this.applyPolicy(recording, now)));
-    const rebuilt = await this.build(workspace, 'list', bodyBytes(JSON.stringify(page)), facts, now, entry.storedAt, null);
+    const rebuilt = this.build(workspace, 'list', bodyBytes(JSON.stringify(page)), facts, now, entry.storedAt, null);
     return { ...rebuilt, freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil), staleUntil: entry.staleUntil };
   }
 
@@ -153,12 +165,12 @@ export class EntryFactory {
    * The entry with every URL that has less than minRemaining left set to null: what is served
    * when URLs can be neither re-signed nor refreshed (upstream down, no signer).
    */
-  async withUrlsNulled(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): Promise<CacheEntry> {
+  withUrlsNulled(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): CacheEntry {
     const minRemaining = this.settings().config.signing.minRemaining;
     const parsed = JSON.parse(entry.body.toString('utf8')) as ListPage | Recording;
     nullExpiredUrls(resource === 'list' ? (parsed as ListPage).recordings : [parsed as Recording], minRemaining, now);
     const body = bodyBytes(JSON.stringify(parsed));
-    const rebuilt = await this.build(workspace, resource, body, { urlDeadline: Infinity, resignAt: Infinity, hasUnknown: false }, now, entry.storedAt, null);
+    const rebuilt = this.build(workspace, resource, body, { urlDeadline: Infinity, resignAt: Infinity, hasUnknown: false }, now, entry.storedAt, null);
     return { ...rebuilt, freshUntil: entry.freshUntil, staleUntil: entry.staleUntil, recordingId: entry.recordingId, linkId: entry.linkId };
   }
 
@@ -173,7 +185,7 @@ export class EntryFactory {
   }
 
   /** Computes the instants and the encodings of one 200 body. */
-  private async build(
+  private build(
     workspace: WorkspaceId,
     resource: Resource,
     body: Buffer,
@@ -181,7 +193,7 @@ export class EntryFactory {
     now: number,
     storedAt: number,
     recording: Recording | null,
-  ): Promise<CacheEntry> {
+  ): CacheEntry {
     const { config, timings: table } = this.settings();
     const timings = table.for(workspace);
     const ttl = resource === 'list' ? timings.list : timings.recording;
@@ -194,18 +206,12 @@ export class EntryFactory {
       freshUntil = Math.min(freshUntil, facts.urlDeadline - refreshMargin(config.signing.minRemaining));
     }
     freshUntil = Math.max(freshUntil, storedAt);
-    let stored: [Buffer, Buffer | null, Buffer | null] = [body, null, null];
-    if (body.length >= config.cache.compressMinBytes) {
-      const options = compressionOptions(body.length);
-      const [gz, br] = await Promise.all([gzipAsync(body, options.gzip), brotliAsync(body, options.brotli)]);
-      stored = pack(body, gz, br);
-    }
     return {
       kind: 'entry',
       status: 200,
-      body: stored[0],
-      gzip: stored[1],
-      br: stored[2],
+      body,
+      gzip: null,
+      br: null,
       etag: etagOf(body),
       storedAt,
       freshUntil,

@@ -49,6 +49,11 @@ export class L1Cache {
     return this.lru.get(key);
   }
 
+  /** The stored value without marking it used (background work must not keep entries alive). */
+  peek(key: string): StoredValue | undefined {
+    return this.lru.peek(key);
+  }
+
   /** Stores a value (replacing any). */
   set(key: string, value: StoredValue): void {
     this.lru.set(key, value);

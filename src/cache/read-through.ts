@@ -233,16 +233,19 @@ export class ReadThrough {
       return { entry, outcome: 'miss' };
     }
     if (lookup.resource === 'list') {
-      const { list, recordings } = await factory.list(lookup.workspace, answer.body as ListPage, now);
+      const { list, recordings } = factory.list(lookup.workspace, answer.body as ListPage, now);
       this.store(lookup.workspace, generation, [[lookup.key, list]]);
       // A list page also refreshes the entries of the recordings it holds, once it is answered.
-      recordings().then(
-        (entries) => this.store(lookup.workspace, generation, entries.flatMap(recordingValues)),
-        (error: unknown) => this.deps.logger.warn({ workspace: lookup.workspace, err: error }, 'storing the recordings of a list page failed'),
-      );
+      setImmediate(() => {
+        try {
+          this.store(lookup.workspace, generation, recordings().flatMap(recordingValues));
+        } catch (error) {
+          this.deps.logger.warn({ workspace: lookup.workspace, err: error }, 'storing the recordings of a list page failed');
+        }
+      });
       return { entry: list, outcome: 'miss' };
     }
-    const entry = await factory.recording(lookup.workspace, answer.body as Recording, now);
+    const entry = factory.recording(lookup.workspace, answer.body as Recording, now);
     const values = recordingValues(entry);
     // Asked by another spelling than its UUID or link code: point that key at the entry too.
     if (!values.some(([key]) => key === lookup.key)) values.push([lookup.key, aliasTo(entry)]);
@@ -284,7 +287,30 @@ export class ReadThrough {
   store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): void {
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);
+    this.compressLater(workspace, generation, values);
   }
+
+  /**
+   * Adds the gzip and brotli encodings once an entry is stored and answered, and stores the
+   * result in both tiers if the entry is still the one cached (not replaced, purged or evicted).
+   * Until then, clients asking for compression get the identity body.
+   */
+  private compressLater(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): void {
+    const min = this.deps.settings().config.cache.compressMinBytes;
+    for (const [key, value] of values) {
+      if (value.kind !== 'entry' || value.gzip !== null || value.body.length < min) continue;
+      this.deps.factory.compressed(value).then(
+        (packed) => {
+          const name = l1Key(workspace, generation, key);
+          if (this.deps.l1.peek(name) !== value) return;
+          this.deps.l1.set(name, packed);
+          if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, [[key, packed]]);
+        },
+        (error: unknown) => this.deps.logger.warn({ workspace, err: error }, 'compressing an entry failed'),
+      );
+    }
+  }
+
 
 
   private storeL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey, entry: CacheEntry): void {

@@ -65,7 +65,9 @@ export class UrlGuard {
 
   private async resign(lookup: Lookup, generation: Generation, entry: CacheEntry): Promise<CacheEntry | undefined> {
     try {
-      const resigned = await this.deps.factory.resign(lookup.workspace, lookup.resource, entry, this.deps.clock.now());
+      // Yield first: a re-sign started by a hit runs after that hit is answered.
+      await new Promise((resolve) => setImmediate(resolve));
+      const resigned = this.deps.factory.resign(lookup.workspace, lookup.resource, entry, this.deps.clock.now());
       const values = resigned.recordingId === null ? [[lookup.key, resigned] as const] : recordingValues(resigned);
       this.deps.store(lookup.workspace, generation, values);
       return resigned;

@@ -51,7 +51,9 @@ export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: Cac
     'Cache-Status', cacheStatus(entry, outcome, now),
     'X-Request-Id', ctx.requestId,
   ];
-  if (entry.gzip !== null || entry.br !== null) headers.push('Vary', 'Accept-Encoding');
+  // Always: an entry is compressed just after it is stored, so the same URL may be served
+  // identity first and encoded a moment later (RFC 9110 §12.5.5).
+  headers.push('Vary', 'Accept-Encoding');
   if (coding !== 'identity') headers.push('Content-Encoding', coding);
   if (ctx.successor !== null) headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
   const inm = req.headers['if-none-match'];

@@ -75,7 +75,12 @@ void t.test('If-None-Match with the ETag → 304; HEAD has headers and no body',
 void t.test('bodies over 1 KB are served brotli or gzip per Accept-Encoding, with Vary and distinct ETags', async (t) => {
   const gw = await startGateway(t);
   const plain = await gw.get(`${LIST}?page_size=10`);
-  const br = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip, br' } });
+  // Encodings are added just after the entry is stored (off the miss's path): wait for them.
+  let br = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip, br' } });
+  for (let i = 0; i < 100 && br.headers['content-encoding'] === undefined; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    br = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip, br' } });
+  }
   t.equal(br.headers['content-encoding'], 'br', 'brotli preferred');
   t.equal(br.headers['vary'], 'Accept-Encoding');
   const gz = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip' } });

@@ -96,6 +96,7 @@ void t.test('at exactly resignAt the entry is left alone; just after it, it is r
   const workspace = asWorkspaceId('acme')!;
   const generation = await gw.app.readThrough.generation(workspace);
   const stored = (): unknown => gw.app.readThrough.readL1(workspace, generation, recordingKey(recording.id));
+  await settle(); // the stored entry gains its encodings just after the miss
   const first = stored();
   // The URL expires at +90 s: not due while 45 s (minRemaining 30 s + margin 15 s) or more is left.
   clock.advance(45_000);
