@@ -1,7 +1,8 @@
 /** A private redis-server for the L2 cases: a free loopback port, no persistence, stopped at the end. */
 import { spawn } from 'node:child_process';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './free-port.js';
 
 /** A running private Redis. */
 export interface PrivateRedis {
@@ -9,16 +10,6 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -7,8 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../../src/bench/free-port.js';
 
 /** The part of a tap test the helpers use. */
 export interface TestLike {
@@ -22,16 +23,7 @@ export interface TestRedis {
 }
 
 /** A free TCP port on loopback (closed again before returning). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort };
 
 /** Sends one inline command and resolves with its raw reply (a line, or a whole bulk string), or undefined on error/timeout. */
 export async function redisCommand(port: number, command: string, timeoutMs = 500): Promise<string | undefined> {

@@ -8,29 +8,10 @@ import { readFileSync } from 'node:fs';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { parse } from 'yaml';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
+import { metricNames } from '../../helpers/promql-names.js';
 
 const dashboardPath = new URL('../../../config/grafana/recordings-gateway.json', import.meta.url);
 const alertsPath = new URL('../../../config/prometheus/alerts.yml', import.meta.url);
-
-const KEYWORDS = new Set(['and', 'or', 'unless', 'offset', 'bool', 'inf', 'nan']);
-
-/** Metric names a PromQL expression selects (Grafana variables allowed); functions, labels and numbers left out. */
-function metricNames(expr: string): string[] {
-  const bare = expr
-    .replace(/\$__\w+|\$\{?\w+\}?/g, '1m') // Grafana variables ($__rate_interval, $instance)
-    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""') // string literals
-    .replace(/\{[^}]*\}/g, '') // label matchers
-    .replace(/\[[^\]]*\]/g, '') // range and subquery selectors
-    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ''); // label lists
-  const names: string[] = [];
-  for (const match of bare.matchAll(/[0-9][0-9A-Za-z_.]*|[A-Za-z_:][A-Za-z0-9_:]*/g)) {
-    const token = match[0];
-    if (/^[0-9]/.test(token) || KEYWORDS.has(token.toLowerCase())) continue;
-    if (/^\s*\(/.test(bare.slice(match.index + token.length))) continue; // a function or aggregation
-    names.push(token);
-  }
-  return names;
-}
 
 /** Every exported sample name of a registry: histograms also as _bucket, _sum and _count. */
 async function sampleNames(registry: Registry): Promise<Set<string>> {
