@@ -40,6 +40,8 @@ const LOCK_POLL_MS = 25;
 /** The two-tier read-through cache. */
 export class ReadThrough {
   private readonly flights = new Map<string, Promise<Served>>();
+  /** Entries being compressed, so a burst of hits starts one compression. */
+  private readonly compressing = new WeakSet<CacheEntry>();
   private readonly urls: UrlGuard;
 
   constructor(private readonly deps: ReadThroughDeps) {
@@ -81,6 +83,7 @@ export class ReadThrough {
     const entry = this.readL1(lookup.workspace, generation, lookup.key);
     if (entry === undefined || now >= entry.freshUntil || now >= entry.urlDeadline) return undefined;
     if (this.rewarmUntil > now) this.rewarm(lookup, generation, entry);
+    if (entry.gzip === null) this.compressOnHit(lookup, generation, entry);
     // Re-signing is due soon: do it once in the background; this entry is still good to serve.
     // Strictly after resignAt: at that instant applyUrlPolicy still leaves the URL alone, so a
     // re-sign then would rebuild and store the entry unchanged and the window would stay open.
@@ -121,6 +124,7 @@ export class ReadThrough {
       if (now < entry.freshUntil) {
         metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'hit' });
         if (tier === 'l1' && this.rewarmUntil > now) this.rewarm(lookup, generation, entry);
+        if (entry.gzip === null) this.compressOnHit(lookup, generation, entry);
         if (now > entry.resignAt) this.urls.resignLater(lookup, generation, entry);
         return { entry, outcome: 'hit' };
       }
@@ -238,7 +242,7 @@ export class ReadThrough {
       // A list page also refreshes the entries of the recordings it holds, once it is answered.
       setImmediate(() => {
         try {
-          this.store(lookup.workspace, generation, recordings().flatMap(recordingValues));
+          this.store(lookup.workspace, generation, recordings().flatMap(recordingValues), false);
         } catch (error) {
           this.deps.logger.warn({ workspace: lookup.workspace, err: error }, 'storing the recordings of a list page failed');
         }
@@ -284,10 +288,20 @@ export class ReadThrough {
    * delay an answer the upstream already gave. Commands on one connection keep their order, so
    * a lock release issued after this write still reaches Redis after it.
    */
-  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): void {
+  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>, compress = true): void {
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);
-    this.compressLater(workspace, generation, values);
+    if (compress) for (const [key, value] of values) if (value.kind === 'entry') this.compressLater(workspace, generation, key, value);
+  }
+
+  /**
+   * Compresses an entry on its first hit when it was stored without encodings (the recordings
+   * of a list page are: most of them are never asked for on their own).
+   */
+  private compressOnHit(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
+    if (entry.gzip !== null || entry.body.length < this.deps.settings().config.cache.compressMinBytes) return;
+    const own = entry.recordingId === null ? lookup.key : recordingKey(entry.recordingId.toLowerCase());
+    this.compressLater(lookup.workspace, generation, own, entry);
   }
 
   /**
@@ -295,20 +309,18 @@ export class ReadThrough {
    * result in both tiers if the entry is still the one cached (not replaced, purged or evicted).
    * Until then, clients asking for compression get the identity body.
    */
-  private compressLater(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): void {
-    const min = this.deps.settings().config.cache.compressMinBytes;
-    for (const [key, value] of values) {
-      if (value.kind !== 'entry' || value.gzip !== null || value.body.length < min) continue;
-      this.deps.factory.compressed(value).then(
-        (packed) => {
-          const name = l1Key(workspace, generation, key);
-          if (this.deps.l1.peek(name) !== value) return;
-          this.deps.l1.set(name, packed);
-          if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, [[key, packed]]);
-        },
-        (error: unknown) => this.deps.logger.warn({ workspace, err: error }, 'compressing an entry failed'),
-      );
-    }
+  private compressLater(workspace: WorkspaceId, generation: Generation, key: ResourceKey, value: CacheEntry): void {
+    if (value.gzip !== null || value.body.length < this.deps.settings().config.cache.compressMinBytes || this.compressing.has(value)) return;
+    this.compressing.add(value);
+    this.deps.factory.compressed(value).then(
+      (packed) => {
+        const name = l1Key(workspace, generation, key);
+        if (this.deps.l1.peek(name) !== value) return;
+        this.deps.l1.set(name, packed);
+        if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, [[key, packed]]);
+      },
+      (error: unknown) => this.deps.logger.warn({ workspace, err: error }, 'compressing an entry failed'),
+    );
   }
 
 
