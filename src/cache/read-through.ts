@@ -20,6 +20,7 @@ import type { Lookup, Served } from './lookup.js';
 import type { Settings } from './settings.js';
 import type { SharedTier } from './shared-tier.js';
 import { aliasTo, recordingValues } from './recording-values.js';
+import { Tiers } from './tiers.js';
 import { UrlGuard } from './url-guard.js';
 
 /** Collaborators of the flow. */
@@ -40,34 +41,12 @@ const LOCK_POLL_MS = 25;
 /** The two-tier read-through cache. */
 export class ReadThrough {
   private readonly flights = new Map<string, Promise<Served>>();
-  /** Entries being compressed, so a burst of hits starts one compression. */
-  private readonly compressing = new WeakSet<CacheEntry>();
+  private readonly tiers: Tiers;
   private readonly urls: UrlGuard;
 
   constructor(private readonly deps: ReadThroughDeps) {
-    deps.l2?.onRestored(() => this.startRewarm(deps.clock.now()));
-    this.urls = new UrlGuard({ ...deps, store: (workspace, generation, values) => this.store(workspace, generation, values) });
-  }
-
-  /**
-   * After Redis comes back (possibly restarted empty), each entry still in L1 is written back
-   * to it on its first hit, for as long as an entry stored before could still be served. An
-   * entry that lived only in L1 would otherwise have no stale copy left once the LRU evicts it.
-   */
-  private rewarmUntil = -Infinity;
-  private rewarmed = new WeakSet<CacheEntry>();
-
-  /** Starts a write-back window (called when the shared tier is restored). */
-  startRewarm(now: number): void {
-    const { config } = this.deps.settings();
-    this.rewarmUntil = now + Math.max(config.cache.ttl.list, config.cache.ttl.recording) + Math.max(config.cache.staleWhileRevalidate, config.cache.staleIfError);
-    this.rewarmed = new WeakSet();
-  }
-
-  private rewarm(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
-    if (this.deps.l2 === null || this.rewarmed.has(entry)) return;
-    this.rewarmed.add(entry);
-    void this.deps.l2.set(lookup.workspace, generation, entry.recordingId === null ? [[lookup.key, entry]] : recordingValues(entry));
+    this.tiers = new Tiers(deps);
+    this.urls = new UrlGuard({ ...deps, store: (workspace, generation, values) => this.tiers.store(workspace, generation, values) });
   }
 
   /** The generation of a workspace, loading it once from Redis when first seen. */
@@ -82,8 +61,7 @@ export class ReadThrough {
   hit(lookup: Lookup, generation: Generation, now: number): CacheEntry | undefined {
     const entry = this.readL1(lookup.workspace, generation, lookup.key);
     if (entry === undefined || now >= entry.freshUntil || now >= entry.urlDeadline) return undefined;
-    if (this.rewarmUntil > now) this.rewarm(lookup, generation, entry);
-    if (entry.gzip === null) this.compressOnHit(lookup, generation, entry);
+    this.tiers.onL1Hit(lookup, generation, entry, now);
     // Re-signing is due soon: do it once in the background; this entry is still good to serve.
     // Strictly after resignAt: at that instant applyUrlPolicy still leaves the URL alone, so a
     // re-sign then would rebuild and store the entry unchanged and the window would stay open.
@@ -123,8 +101,7 @@ export class ReadThrough {
     if (now < entry.urlDeadline) {
       if (now < entry.freshUntil) {
         metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'hit' });
-        if (tier === 'l1' && this.rewarmUntil > now) this.rewarm(lookup, generation, entry);
-        if (entry.gzip === null) this.compressOnHit(lookup, generation, entry);
+        if (tier === 'l1') this.tiers.onL1Hit(lookup, generation, entry, now);
         if (now > entry.resignAt) this.urls.resignLater(lookup, generation, entry);
         return { entry, outcome: 'hit' };
       }
@@ -170,7 +147,7 @@ export class ReadThrough {
         const shared = await this.readL2(lookup.workspace, generation, lookup.key);
         if (shared === undefined) this.deps.metrics.cacheLookups.inc({ resource: lookup.resource, tier: 'l2', result: 'miss' });
         if (shared !== undefined) {
-          this.storeL1(lookup.workspace, generation, lookup.key, shared);
+          this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
           const served = this.judge(lookup, generation, shared, clock.now(), 'l2');
           if (served) return served;
           if (fallback === undefined || shared.storedAt > fallback.storedAt) fallback = shared;
@@ -204,7 +181,7 @@ export class ReadThrough {
       const shared = await this.readL2(lookup.workspace, generation, lookup.key);
       if (shared !== undefined && clock.now() < shared.freshUntil && clock.now() < shared.urlDeadline) {
         this.deps.metrics.coalesced.inc({ resource: lookup.resource });
-        this.storeL1(lookup.workspace, generation, lookup.key, shared);
+        this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
         return { entry: shared };
       }
     }
@@ -282,74 +259,18 @@ export class ReadThrough {
     });
   }
 
-  /**
-   * Writes L2 first (so other instances see it), then L1. The L2 write is not awaited: it is
-   * bounded by the command timeout and counted when it fails, and a slow or dead Redis must not
-   * delay an answer the upstream already gave. Commands on one connection keep their order, so
-   * a lock release issued after this write still reaches Redis after it.
-   */
-  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>, compress = true): void {
-    if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
-    for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);
-    if (compress) for (const [key, value] of values) if (value.kind === 'entry') this.compressLater(workspace, generation, key, value);
-  }
-
-  /**
-   * Compresses an entry on its first hit when it was stored without encodings (the recordings
-   * of a list page are: most of them are never asked for on their own).
-   */
-  private compressOnHit(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
-    if (entry.gzip !== null || entry.body.length < this.deps.settings().config.cache.compressMinBytes) return;
-    const own = entry.recordingId === null ? lookup.key : recordingKey(entry.recordingId.toLowerCase());
-    this.compressLater(lookup.workspace, generation, own, entry);
-  }
-
-  /**
-   * Adds the gzip and brotli encodings once an entry is stored and answered, and stores the
-   * result in both tiers if the entry is still the one cached (not replaced, purged or evicted).
-   * Until then, clients asking for compression get the identity body.
-   */
-  private compressLater(workspace: WorkspaceId, generation: Generation, key: ResourceKey, value: CacheEntry): void {
-    if (value.gzip !== null || value.body.length < this.deps.settings().config.cache.compressMinBytes || this.compressing.has(value)) return;
-    this.compressing.add(value);
-    this.deps.factory.compressed(value).then(
-      (packed) => {
-        const name = l1Key(workspace, generation, key);
-        if (this.deps.l1.peek(name) !== value) return;
-        this.deps.l1.set(name, packed);
-        if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, [[key, packed]]);
-      },
-      (error: unknown) => this.deps.logger.warn({ workspace, err: error }, 'compressing an entry failed'),
-    );
-  }
-
-
-
-  private storeL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey, entry: CacheEntry): void {
-    const values = entry.recordingId === null ? [[key, entry] as const] : recordingValues(entry);
-    for (const [k, value] of values) this.deps.l1.set(l1Key(workspace, generation, k), value);
-    if (entry.recordingId !== null && !values.some(([k]) => k === key)) {
-      this.deps.l1.set(l1Key(workspace, generation, key), aliasTo(entry));
-    }
-  }
-
-  /** Reads L1, following one alias hop; entries past stale-until are dropped. */
+  /** Reads L1, following one alias hop (see Tiers.readL1). */
   readL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey): CacheEntry | undefined {
-    const l1 = this.deps.l1;
-    let value = l1.get(l1Key(workspace, generation, key));
-    if (value !== undefined && value.kind === 'alias') value = l1.get(l1Key(workspace, generation, value.target as ResourceKey));
-    if (value === undefined || value.kind !== 'entry') return undefined;
-    if (this.deps.clock.now() >= value.staleUntil) return undefined;
-    return value;
+    return this.tiers.readL1(workspace, generation, key);
   }
 
-  /** Reads L2, following one alias hop; entries past stale-until count as absent. */
-  async readL2(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<CacheEntry | undefined> {
-    const l2 = this.deps.l2;
-    if (l2 === null) return undefined;
-    let value = await l2.get(workspace, generation, key);
-    if (value !== undefined && value.kind === 'alias') value = await l2.get(workspace, generation, value.target as ResourceKey);
-    if (value === undefined || value.kind !== 'entry' || this.deps.clock.now() >= value.staleUntil) return undefined;
-    return value;
+  /** Reads L2, following one alias hop (see Tiers.readL2). */
+  readL2(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<CacheEntry | undefined> {
+    return this.tiers.readL2(workspace, generation, key);
+  }
+
+  /** Stores values in both tiers (see Tiers.store). */
+  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>, compress = true): void {
+    this.tiers.store(workspace, generation, values, compress);
   }
 }
