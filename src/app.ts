@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { FailedKeyLimiter } from './auth/failed-key-limiter.js';
+import { KeyCheck } from './auth/key-check.js';
 import { StaticKeys } from './auth/static-keys.js';
 import { Verdicts } from './auth/verdicts.js';
 import { EntryFactory } from './cache/entry-factory.js';
@@ -95,7 +96,8 @@ export function buildApp(initial: Config, deps: AppDeps): App {
   const readThrough = new ReadThrough({ l1, l2, generations, factory, verdicts, settings: current, clock, metrics, logger: logger.child({ component: 'cache' }) });
   const purger = new Purger(l1, l2, generations, readThrough);
 
-  const publicHandler = new PublicHandler({ settings: current, readThrough, upstream, verdicts, limiter, staticKeys: () => staticKeys, clock, metrics, logger });
+  const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
+  const publicHandler = new PublicHandler({ settings: current, readThrough, upstream, keys, clock, metrics, logger });
   const { server: serverConfig } = initial;
   const server = createServer(
     {

@@ -11,10 +11,8 @@ import { acceptsJson } from '../api/accept.js';
 import { parseListQuery, rejectAnyQuery } from '../api/paging.js';
 import { parseRecordingId } from '../api/recording-id.js';
 import { ResourceLookup } from '../api/resource-lookup.js';
-import type { FailedKeyLimiter } from '../auth/failed-key-limiter.js';
+import type { KeyCheck } from '../auth/key-check.js';
 import { hashKey, isKeyShaped } from '../auth/key-hash.js';
-import type { StaticKeys } from '../auth/static-keys.js';
-import type { Verdicts } from '../auth/verdicts.js';
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { Settings } from '../cache/settings.js';
@@ -22,7 +20,6 @@ import { listKey, recordingKey, type Generation, type ResourceKey } from '../cac
 import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { PageRequest, Resource, Upstream } from '../upstream/types.js';
@@ -39,9 +36,7 @@ export interface PublicHandlerDeps {
   readonly settings: () => Settings;
   readonly readThrough: ReadThrough;
   readonly upstream: Upstream;
-  readonly verdicts: Verdicts;
-  readonly limiter: FailedKeyLimiter;
-  readonly staticKeys: () => StaticKeys | null;
+  readonly keys: KeyCheck;
   readonly clock: Clock;
   readonly metrics: GatewayMetrics;
   readonly logger: Logger;
@@ -77,16 +72,11 @@ export class PublicHandler {
 
   /** L1 hit counters resolved once: the fast path increments them without hashing labels. */
   private readonly l1Hits;
-  // Bound once: the key file is consulted on every request in static/both mode, hits included.
-  private readonly staticValid;
-  private readonly staticInvalid;
 
   constructor(private readonly deps: PublicHandlerDeps) {
     this.requestMetrics = new RequestMetrics(deps.metrics);
     const l1Hit = (resource: Resource) => deps.metrics.cacheLookups.labels({ resource, tier: 'l1', result: 'hit' });
     this.l1Hits = { list: l1Hit('list'), recording: l1Hit('recording') };
-    this.staticValid = deps.metrics.authResults.labels({ source: 'static', result: 'valid' });
-    this.staticInvalid = deps.metrics.authResults.labels({ source: 'static', result: 'invalid' });
   }
 
   /** Node's 'request' listener. */
@@ -140,15 +130,11 @@ export class PublicHandler {
       const address = this.clientAddress(req, config.server.trustProxy);
       const now = this.deps.clock.now();
       if (typeof apiKey !== 'string' || !isKeyShaped(apiKey)) {
-        this.deps.limiter.fail(address, now);
+        this.deps.keys.failed(address, now);
         throw new GatewayError('INVALID_KEY');
       }
       const parsed: Parsed = { workspace, resource: match.route, key, page, id, apiKey, keyHash: hashKey(apiKey), address };
-      const verdict = this.staticVerdict(parsed, config.auth.mode, now) ?? this.deps.verdicts.peek(workspace, parsed.keyHash, now);
-      if (verdict === false) {
-        this.deps.metrics.authResults.inc({ source: 'l1', result: 'invalid' });
-        this.rejectKey(address, now);
-      }
+      const verdict = this.deps.keys.known(parsed, config.auth.mode, now);
       const generation = this.deps.readThrough.generation(workspace);
       if (verdict === true && !(generation instanceof Promise)) {
         // The fast path: a verified key and a fresh L1 entry. Nothing here awaits.
@@ -173,19 +159,19 @@ export class PublicHandler {
     res: ServerResponse,
     trace: Trace,
     parsed: Parsed,
-    peeked: boolean | undefined,
+    peeked: true | undefined,
     generationOrLoad: Generation | Promise<Generation>,
   ): Promise<void> {
     try {
       const generation = await generationOrLoad;
-      const verified = peeked ?? (await this.verdictOf(parsed));
+      const verified = peeked ?? (await this.deps.keys.resolve(parsed, this.deps.clock.now()));
       const lookup = this.lookupFor(parsed, verified);
       trace.lookup = lookup;
       let served;
       try {
         served = await this.deps.readThrough.serve(lookup, generation);
       } catch (error) {
-        if (error instanceof GatewayError && error.code === 'INVALID_KEY') this.deps.limiter.fail(parsed.address, this.deps.clock.now());
+        if (error instanceof GatewayError && error.code === 'INVALID_KEY') this.deps.keys.failed(parsed.address, this.deps.clock.now());
         throw error;
       }
       if (res.destroyed) return;
@@ -196,54 +182,6 @@ export class PublicHandler {
     } catch (error) {
       this.fail(req, res, trace, error);
     }
-  }
-
-  /**
-   * auth.mode static/both: the key file decides first, on every request (a set lookup; the file
-   * is re-checked at most once a second), and its verdicts are never cached: a cached one would
-   * keep a key removed from the file working for auth.validTtl. Undefined: the file does not
-   * list the key and the mode lets the upstream decide.
-   */
-  private staticVerdict(parsed: Parsed, mode: Config['auth']['mode'], now: number): true | undefined {
-    if (mode === 'upstream') return undefined;
-    const known = this.deps.staticKeys()?.has(parsed.workspace, parsed.keyHash) ?? false;
-    (known ? this.staticValid : this.staticInvalid).inc();
-    if (known) return true;
-    if (mode === 'static') this.rejectKey(parsed.address, now);
-    return undefined;
-  }
-
-  /**
-   * The key's verdict when neither the file nor L1 has one: the shared tier. Undefined means
-   * unknown: the key must prove itself upstream, and no cached answer may reach it.
-   */
-  private async verdictOf(parsed: Parsed): Promise<boolean> {
-    const now = this.deps.clock.now();
-    const shared = await this.deps.verdicts.lookupShared(parsed.workspace, parsed.keyHash, now);
-    if (shared === false) this.rejectKey(parsed.address, now);
-    if (shared === true) return true;
-    // Unknown keys are what a brute-force client sends: they are the ones rate limited.
-    const retryAfter = this.deps.limiter.retryAfter(parsed.address, now);
-    if (retryAfter > 0) {
-      this.deps.metrics.authResults.inc({ source: 'limiter', result: 'rate_limited' });
-      throw new GatewayError('TOO_MANY_FAILED_KEYS', undefined, { retryAfter });
-    }
-    return false;
-  }
-
-  /**
-   * A refused key: 429 once the address has used up auth.failedKeyLimit.attempts, else 401 and
-   * one more failure counted, so the limit means N failures answered 401, then 429, as on the
-   * upstream-verified path.
-   */
-  private rejectKey(address: string, now: number): never {
-    const retryAfter = this.deps.limiter.retryAfter(address, now);
-    if (retryAfter > 0) {
-      this.deps.metrics.authResults.inc({ source: 'limiter', result: 'rate_limited' });
-      throw new GatewayError('TOO_MANY_FAILED_KEYS', undefined, { retryAfter });
-    }
-    this.deps.limiter.fail(address, now);
-    throw new GatewayError('INVALID_KEY');
   }
 
   private lookupFor(parsed: Parsed, verified: boolean): ResourceLookup {
