@@ -15,6 +15,9 @@ import { aliasTo, recordingValues } from './recording-values.js';
 import type { Settings } from './settings.js';
 import type { SharedTier } from './shared-tier.js';
 
+/** How long after Redis returns the write-back starts (generations are reloaded first). */
+const REWARM_DELAY_MS = 500;
+
 /** Collaborators of the tiers. */
 export interface TiersDeps {
   readonly l1: L1Cache;
@@ -38,7 +41,9 @@ export class Tiers {
   private rewarmed = new WeakSet<CacheEntry>();
 
   constructor(private readonly deps: TiersDeps) {
-    deps.l2?.onRestored(() => this.startRewarm(deps.clock.now()));
+    // Start a moment later: the same event makes every instance reload its purge generations,
+    // and an entry written back before a reset generation is adopted would carry old numbers.
+    deps.l2?.onRestored(() => setTimeout(() => this.startRewarm(deps.clock.now()), REWARM_DELAY_MS).unref());
   }
 
   /** Upkeep on an L1 hit: write-back after a Redis restart, encodings not made yet. */

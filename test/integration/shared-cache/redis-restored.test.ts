@@ -21,6 +21,8 @@ void t.test('after Redis comes back empty, an L1 hit refills L2 for the other in
   await redis.start(); // no persistence: Redis comes back empty
   await waitFor(() => a.app.l2!.up && b.app.l2!.up, 10_000, 'both apps reconnected');
   await b.get(`${LIST}?page_number=7&page_size=1`); // B re-verifies its key into the empty Redis
+  // The write-back window opens half a second after the reconnect, once generations are reloaded.
+  await new Promise((resolve) => setTimeout(resolve, 700));
 
   const hit = await a.get(`${LIST}/${id}`);
   t.match(hit.headers['cache-status'], /^recgw; hit/, 'A answers from its L1');
