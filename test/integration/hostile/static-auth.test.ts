@@ -80,6 +80,25 @@ void t.test('static + service-key: the upstream gets the service key, never the 
   t.notOk(gw.logs.text().includes(sim.keys['acme']![0]!), 'the service key is never logged');
 });
 
+void t.test('static + service-key: a service key the upstream refuses is a 502 for the gateway, not a 401 for the caller', async (t) => {
+  const sim = await startSimulator();
+  t.teardown(() => sim.close());
+  const file = createKeyFile(t, { acme: ['edge-acme-key'] });
+  const serviceKeyFile = join(file.dir, 'service-key');
+  writeFileSync(serviceKeyFile, 'revoked-service-key\n');
+  const gw = await startGateway(t, {
+    sim,
+    config: { upstream: { auth: 'service-key', serviceKeyFile }, auth: { mode: 'static', keyFile: file.path, failedKeyLimit: { attempts: 2 } } },
+  });
+  for (let i = 0; i < 4; i++) {
+    const res = await gw.get(LIST, { key: 'edge-acme-key' });
+    t.equal(res.status, 502, 'the gateway\'s own key was refused: 502');
+    t.equal(res.json().code, 'UPSTREAM_INVALID');
+  }
+  t.ok(gw.logs.lines().some((line) => line['msg'] === 'the upstream refused the service key (upstream.serviceKeyFile / UPSTREAM_SERVICE_KEY)'), 'logged for the operator');
+  t.notOk(gw.logs.text().includes('revoked-service-key'), 'the service key is never logged');
+});
+
 void t.test('service-key with auth.mode both is refused: the upstream cannot tell callers apart', (t) => {
   t.throws(
     () => configWith({ upstream: { auth: 'service-key', serviceKeyFile: '/run/secrets/key' }, auth: { mode: 'both', keyFile: '/etc/keys.json' } }),
