@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Fault } from '../sim/faults.js';
 import type { Recording } from '../recording.js';
+import { Zipf } from './zipf.js';
 
 /** Page sizes the mix asks for; larger pages make large entries, so the L1 bound fills. */
 const PAGE_SIZES = [10, 25, 50, 100] as const;
@@ -24,30 +25,6 @@ export interface PlannedRequest {
   readonly resource: string;
 }
 
-/** Draws ranks 0..n-1 with probability proportional to 1/(rank+1)^s. */
-export class Zipf {
-  private readonly cdf: Float64Array;
-
-  constructor(n: number, s: number, private readonly random: () => number = Math.random) {
-    this.cdf = new Float64Array(n);
-    let sum = 0;
-    for (let k = 0; k < n; k++) this.cdf[k] = sum += 1 / Math.pow(k + 1, s);
-    for (let k = 0; k < n; k++) this.cdf[k]! /= sum;
-  }
-
-  /** One rank. */
-  next(): number {
-    const u = this.random();
-    let lo = 0;
-    let hi = this.cdf.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.cdf[mid]! < u) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-}
 
 /** Builds requests of the mix for the given workspaces' data and keys. */
 export class RequestMix {
