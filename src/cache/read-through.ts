@@ -199,12 +199,6 @@ export class ReadThrough {
     }
     const now = clock.now();
     if (answer.status === 401) {
-      // With upstream.auth service-key the refused key is the gateway's own, not the caller's:
-      // a configuration fault (502, stale copies still served), never a verdict on the caller.
-      if (this.deps.settings().config.upstream.auth === 'service-key') {
-        this.deps.logger.error({ workspace: lookup.workspace }, 'the upstream refused the service key (upstream.serviceKeyFile / UPSTREAM_SERVICE_KEY)');
-        return this.staleOnError(lookup, generation, fallback, new UpstreamError('UPSTREAM_INVALID'));
-      }
       verdicts.record(lookup.workspace, lookup.keyHash, false, now);
       metrics.authResults.inc({ source: 'upstream', result: 'invalid' });
       throw new GatewayError('INVALID_KEY');

@@ -106,6 +106,12 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
       clearTimeout(deadline);
     }
     metrics.upstreamDuration.observe({ resource }, (performance.now() - started) / 1000);
+    // With a service key, a 401 refuses the gateway's own key, not the caller's: a configuration
+    // fault (502, stale copies still served), never a verdict on the caller.
+    if ('answer' in final && final.answer.status === 401 && config.auth === 'service-key') {
+      logger.error({ resource, origin: target.origin }, 'the upstream refused the service key (upstream.serviceKeyFile / UPSTREAM_SERVICE_KEY)');
+      final = { error: new UpstreamError('UPSTREAM_INVALID'), originFault: false, status: 401 };
+    }
     if ('answer' in final) {
       breaker.succeed(permit);
       metrics.upstreamRequests.inc({ resource, outcome: ANSWER_OUTCOME[final.answer.status] });
