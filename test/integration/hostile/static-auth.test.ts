@@ -1,6 +1,6 @@
 // auth.mode static and both (DESIGN A6) over real sockets: the key file decides, is reloaded on
 // change, and repeated failures from one address are limited with a bounded memory.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -159,7 +159,8 @@ void t.test('both: the file first, then the upstream for keys it does not list',
   t.equal((await gw.get(`${LIST}?page_size=3`, { key: inFile! })).status, 200, 'falls through to the upstream');
 });
 
-void t.test('failed keys from one address: 429 after the limit, Retry-After counts down, the window resets', async (t) => {
+/** A gateway in static mode behind a trusted proxy (so tests choose client addresses), with a failed-key limit. */
+async function limitedGateway(t: Test, failedKeyLimit: Record<string, unknown>) {
   const clock = new FakeClock();
   const sim = await startSimulator({ clock });
   t.teardown(() => sim.close());
@@ -167,8 +168,13 @@ void t.test('failed keys from one address: 429 after the limit, Retry-After coun
   const gw = await startGateway(t, {
     sim,
     clock,
-    config: { server: { trustProxy: true }, auth: { mode: 'static', keyFile: file.path, failedKeyLimit: { attempts: 3, window: '1m' } } },
+    config: { server: { trustProxy: true }, auth: { mode: 'static', keyFile: file.path, failedKeyLimit } },
   });
+  return { clock, sim, gw };
+}
+
+void t.test('failed keys from one address: 429 after the limit, Retry-After counts down, the window resets', async (t) => {
+  const { clock, sim, gw } = await limitedGateway(t, { attempts: 3, window: '1m' });
   const from = (address: string, key: string) => gw.get(LIST, { key, headers: { 'x-forwarded-for': `${address}, 10.0.0.1` } });
   for (let i = 0; i < 3; i++) t.equal((await from('203.0.113.7', `wrong-${i}`)).status, 401, `failure ${i + 1} of 3 is a 401`);
   const limited = await from('203.0.113.7', 'wrong-3');
@@ -188,15 +194,7 @@ void t.test('failed keys from one address: 429 after the limit, Retry-After coun
 });
 
 void t.test('the limiter\'s memory is bounded: 10k distinct addresses keep at most maxClients', async (t) => {
-  const clock = new FakeClock();
-  const sim = await startSimulator({ clock });
-  t.teardown(() => sim.close());
-  const file = createKeyFile(t, { acme: [sim.keys['acme']![0]!] });
-  const gw = await startGateway(t, {
-    sim,
-    clock,
-    config: { server: { trustProxy: true }, auth: { mode: 'static', keyFile: file.path, failedKeyLimit: { attempts: 2, window: '1h', maxClients: 500 } } },
-  });
+  const { sim, gw } = await limitedGateway(t, { attempts: 2, window: '1h', maxClients: 500 });
   const agent = new Agent({ connections: 16 });
   t.teardown(() => agent.close());
   const fail = async (address: string): Promise<number> => {

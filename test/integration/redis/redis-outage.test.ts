@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
 import { recordingKey, type Generation } from '../../../src/cache/keys.js';
 import { generationKey } from '../../../src/cache/redis-keys.js';
-import type { PurgeEvent } from '../../../src/cache/shared-tier.js';
+import type { PurgeEvent, SharedTier } from '../../../src/cache/shared-tier.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import { makeEntry, metricValue, tierFor } from '../../helpers/redis-tier.js';
 
@@ -20,6 +20,18 @@ async function timed<T>(call: () => Promise<T>): Promise<{ value: T; ms: number 
   const start = performance.now();
   const value = await call();
   return { value, ms: performance.now() - start };
+}
+
+/** Sends probes until the tier's breaker has closed again (one probe goes through per cooldown). */
+async function breakerClosed(tier: SharedTier): Promise<void> {
+  await waitFor(
+    async () => {
+      await tier.getVerdict(ACME, HASH);
+      return tier.up;
+    },
+    5000,
+    'the breaker to close after Redis answers again',
+  );
 }
 
 void t.test('Redis killed: calls resolve within the command timeout, state goes down; restarted: it is used again', async (t) => {
@@ -74,14 +86,7 @@ void t.test('Redis stalled: the first calls time out, then the breaker skips Red
 
   redis.resume();
   // After the cooldown one probe goes through; once it answers the breaker closes.
-  await waitFor(
-    async () => {
-      await tier.getVerdict(ACME, HASH);
-      return tier.up;
-    },
-    5000,
-    'the breaker to close after Redis answers again',
-  );
+  await breakerClosed(tier);
   t.equal(await metricValue(metrics, 'recgw_redis_up'), 1);
 });
 
@@ -113,14 +118,7 @@ void t.test('writes skipped while Redis stalls are replayed once it answers agai
   for (const key of keys) await tier.set(ACME, GEN, [[key, makeEntry()]]);
   t.equal(tier.up, false, 'breaker open');
   redis.resume();
-  await waitFor(
-    async () => {
-      await tier.getVerdict(ACME, HASH);
-      return tier.up;
-    },
-    5000,
-    'the breaker to close after Redis answers again',
-  );
+  await breakerClosed(tier);
   await waitFor(async () => (await Promise.all(keys.map((key) => tier.get(ACME, GEN, key)))).every((v) => v !== undefined), 3000, 'the postponed writes to land');
   for (const key of keys) t.ok(await tier.get(ACME, GEN, key), `${key} reached Redis after the stall`);
 });
