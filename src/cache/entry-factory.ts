@@ -4,7 +4,7 @@
  * transcoded_url expiries, stale-until, re-sign time); the gzip and brotli encodings are added
  * by `compressed()` right after the entry is stored.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 import type { WorkspaceId } from '../brands.js';
@@ -79,9 +79,28 @@ function mergeFacts(results: readonly UrlPolicyResult[]): UrlFacts {
   return { urlDeadline, resignAt, hasUnknown };
 }
 
-/** Strong ETag of a body: 27 base64url characters of its SHA-1 (collision-resistant enough to tell bodies apart). */
+/**
+ * Strong ETag of a body: 27 base64url characters of its SHA-1 (collision-resistant enough to
+ * tell bodies apart). One-shot `hash`: a list miss hashes 31 bodies, and a Hash object each
+ * cost more than hashing a 1 KB body.
+ */
 function etagOf(body: Buffer): string {
-  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+  return `"${hash('sha1', body, 'base64url')}"`;
+}
+
+/**
+ * Exactly `JSON.stringify(page)`, with the recordings' own serialisations spliced in, so a
+ * list miss serialises each recording once for both the page and the recording's entry.
+ * Keys keep their order (a parsed object's own keys, as JSON.stringify walks them).
+ */
+export function listJson(page: ListPage, recordingJson: readonly string[]): string {
+  let out = '';
+  for (const [key, value] of Object.entries(page)) {
+    // Values JSON.stringify omits; parsed JSON has none, but the equivalence should not depend on it.
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+    out += `${out === '' ? '{' : ','}${JSON.stringify(key)}:${key === 'recordings' ? `[${recordingJson.join(',')}]` : JSON.stringify(value)}`;
+  }
+  return out === '' ? '{}' : `${out}}`;
 }
 
 /** Builds entries with the current settings; never touches the network. */
@@ -104,10 +123,11 @@ export class EntryFactory {
    */
   list(workspace: WorkspaceId, page: ListPage, now: number, storedAt = now): { list: CacheEntry; recordings: () => CacheEntry[] } {
     const perRecording = page.recordings.map((recording) => this.applyPolicy(recording, now));
-    const list = this.build(workspace, 'list', bodyBytes(JSON.stringify(page)), mergeFacts(perRecording), now, storedAt, null);
+    const json = page.recordings.map((recording) => JSON.stringify(recording));
+    const list = this.build(workspace, 'list', bodyBytes(listJson(page, json)), mergeFacts(perRecording), now, storedAt, null);
     const recordings = (): CacheEntry[] =>
       page.recordings.map((recording, index) =>
-        this.build(workspace, 'recording', bodyBytes(JSON.stringify(recording)), mergeFacts([perRecording[index]!]), now, storedAt, recording),
+        this.build(workspace, 'recording', bodyBytes(json[index]!), mergeFacts([perRecording[index]!]), now, storedAt, recording),
       );
     return { list, recordings };
   }
@@ -123,6 +143,12 @@ export class EntryFactory {
     const [gz, br] = await Promise.all([gzipAsync(entry.body, options.gzip), brotliAsync(entry.body, options.brotli)]);
     const [body, gzipped, brotli] = pack(entry.body, gz, br);
     return { ...entry, body, gzip: gzipped, br: brotli };
+  }
+
+  /** Whether a recording entry outlives its store at all (some TTL or stale window above 0). */
+  cachesRecordings(workspace: WorkspaceId): boolean {
+    const timings = this.settings().timings.for(workspace);
+    return timings.recording + Math.max(timings.staleWhileRevalidate, timings.staleIfError) > 0;
   }
 
   /** A remembered 404. */
