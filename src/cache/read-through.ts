@@ -216,14 +216,17 @@ export class ReadThrough {
     if (lookup.resource === 'list') {
       const { list, recordings } = factory.list(lookup.workspace, answer.body as ListPage, now);
       this.store(lookup.workspace, generation, [[lookup.key, list]]);
-      // A list page also refreshes the entries of the recordings it holds, once it is answered.
-      setImmediate(() => {
-        try {
-          this.store(lookup.workspace, generation, recordings().flatMap(recordingValues), false);
-        } catch (error) {
-          this.deps.logger.warn({ workspace: lookup.workspace, err: error }, 'storing the recordings of a list page failed');
-        }
-      });
+      // A list page also refreshes the entries of the recordings it holds, once it is answered
+      // (unless recordings are not cached at all).
+      if (factory.cachesRecordings(lookup.workspace)) {
+        setImmediate(() => {
+          try {
+            this.store(lookup.workspace, generation, recordings().flatMap(recordingValues), false);
+          } catch (error) {
+            this.deps.logger.warn({ workspace: lookup.workspace, err: error }, 'storing the recordings of a list page failed');
+          }
+        });
+      }
       return { entry: list, outcome: 'miss' };
     }
     const entry = factory.recording(lookup.workspace, answer.body as Recording, now);

@@ -71,7 +71,12 @@ export class Tiers {
    * delay an answer the upstream already gave. Commands on one connection keep their order, so
    * a lock release issued after this write still reaches Redis after it.
    */
-  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>, compress = true): void {
+  store(workspace: WorkspaceId, generation: Generation, stored: ReadonlyArray<readonly [ResourceKey, StoredValue]>, compress = true): void {
+    // A value that can never be served (every TTL and stale window 0: no caching asked for)
+    // takes no L1 room, no Redis write and no compression. Coalescing does not need it stored.
+    const now = this.deps.clock.now();
+    const values = stored.every(([, value]) => value.staleUntil > now) ? stored : stored.filter(([, value]) => value.staleUntil > now);
+    if (values.length === 0) return;
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);
     if (compress) for (const [key, value] of values) if (value.kind === 'entry') this.compressLater(workspace, generation, key, value);
