@@ -1,20 +1,17 @@
 /**
- * Per-request metric children, memoised by label values: prom-client hashes a labels object
- * on every call, while a child is resolved once and then incremented directly.
+ * Per-request metric series, memoised by label values and counted locally (batched-series.ts):
+ * prom-client would hash the label set on every call, even through a child.
  */
-import type { Counter, Histogram } from 'prom-client';
-import type { GatewayMetrics } from '../observability/metrics.js';
-
-type CounterChild = ReturnType<Counter<'route' | 'method' | 'status' | 'workspace'>['labels']>;
-type HistogramChild = ReturnType<Histogram<'route' | 'cache' | 'workspace'>['labels']>;
+import type { CounterSeries, HistogramSeries } from '../observability/batched-series.js';
+import { LATENCY_BUCKETS, type GatewayMetrics } from '../observability/metrics.js';
 
 /**
  * Records one request's counter and duration. Label sets are few and bounded: routes × methods ×
  * statuses, times (only with metrics.workspaceLabel) the listed workspaces plus `other`.
  */
 export class RequestMetrics {
-  private readonly counters = new Map<string, CounterChild>();
-  private readonly durations = new Map<string, HistogramChild>();
+  private readonly counters = new Map<string, CounterSeries>();
+  private readonly durations = new Map<string, HistogramSeries>();
 
   constructor(private readonly metrics: GatewayMetrics) {}
 
@@ -28,14 +25,14 @@ export class RequestMetrics {
     let counter = this.counters.get(counterKey);
     if (counter === undefined) {
       const labels = { route, method: methodLabel, status: String(status) };
-      counter = this.metrics.httpRequests.labels(ws === undefined ? labels : { ...labels, workspace: ws });
+      counter = this.metrics.batch.counter(this.metrics.httpRequests, ws === undefined ? labels : { ...labels, workspace: ws });
       this.counters.set(counterKey, counter);
     }
     counter.inc();
     const durationKey = `${route}\n${cache}\n${ws ?? ''}`;
     let duration = this.durations.get(durationKey);
     if (duration === undefined) {
-      duration = this.metrics.httpDuration.labels(ws === undefined ? { route, cache } : { route, cache, workspace: ws });
+      duration = this.metrics.batch.histogram(this.metrics.httpDuration, ws === undefined ? { route, cache } : { route, cache, workspace: ws }, LATENCY_BUCKETS);
       this.durations.set(durationKey, duration);
     }
     duration.observe(seconds);
