@@ -21,7 +21,8 @@ import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
+import { REMAINING_BUCKETS, type GatewayMetrics } from '../observability/metrics.js';
+import { RequestLog } from '../observability/request-log.js';
 import type { PageRequest, Resource, Upstream } from '../upstream/types.js';
 import { workspaceFromHost } from './host.js';
 import { RequestIds } from './request-id.js';
@@ -69,14 +70,19 @@ export class PublicHandler {
   /** Connections answered with "Connection: close": whatever else they carry is not served. */
   private readonly closing = new WeakSet<Socket>();
   private readonly requestMetrics: RequestMetrics;
+  /** One line per request, as `logger.info(fields, 'request')` would write it. */
+  private readonly requestLog: RequestLog;
 
-  /** L1 hit counters resolved once: the fast path increments them without hashing labels. */
+  /** L1 hit counters resolved once and counted locally (batched-series.ts). */
   private readonly l1Hits;
+  private readonly urlRemaining;
 
   constructor(private readonly deps: PublicHandlerDeps) {
     this.requestMetrics = new RequestMetrics(deps.metrics);
-    const l1Hit = (resource: Resource) => deps.metrics.cacheLookups.labels({ resource, tier: 'l1', result: 'hit' });
+    this.requestLog = new RequestLog(deps.logger);
+    const l1Hit = (resource: Resource) => deps.metrics.batch.counter(deps.metrics.cacheLookups, { resource, tier: 'l1', result: 'hit' });
     this.l1Hits = { list: l1Hit('list'), recording: l1Hit('recording') };
+    this.urlRemaining = deps.metrics.batch.histogram(deps.metrics.urlRemaining, {}, REMAINING_BUCKETS);
   }
 
   /** Node's 'request' listener. */
@@ -196,7 +202,7 @@ export class PublicHandler {
   private observeUrls(entry: CacheEntry, now: number): void {
     if (entry.status !== 200 || !Number.isFinite(entry.urlDeadline)) return;
     const minRemaining = this.deps.settings().config.signing.minRemaining;
-    this.deps.metrics.urlRemaining.observe((entry.urlDeadline + minRemaining - now) / 1000);
+    this.urlRemaining.observe((entry.urlDeadline + minRemaining - now) / 1000);
   }
 
   private clientAddress(req: IncomingMessage, trustProxy: boolean): string {
@@ -221,19 +227,16 @@ export class PublicHandler {
   private finish(req: IncomingMessage, trace: Trace, status: number, cache: Outcome | 'none', code?: string): void {
     const ms = performance.now() - trace.started;
     this.requestMetrics.record(trace.route, req.method ?? 'other', status, cache, ms / 1000, trace.workspace);
-    this.deps.logger.info(
-      {
-        reqId: trace.ctx.requestId,
-        workspace: trace.workspace,
-        route: trace.route,
-        method: req.method,
-        status,
-        cache,
-        code,
-        upstreamMs: trace.lookup === undefined ? 0 : Math.round(trace.lookup.upstreamMs * 100) / 100,
-        ms: Math.round(ms * 100) / 100,
-      },
-      'request',
-    );
+    this.requestLog.write({
+      reqId: trace.ctx.requestId,
+      workspace: trace.workspace,
+      route: trace.route,
+      method: req.method,
+      status,
+      cache,
+      code,
+      upstreamMs: trace.lookup === undefined ? 0 : Math.round(trace.lookup.upstreamMs * 100) / 100,
+      ms: Math.round(ms * 100) / 100,
+    });
   }
 }

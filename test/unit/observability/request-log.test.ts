@@ -1,0 +1,49 @@
+// The request line is byte for byte what pino writes for the same fields (time aside).
+import t from 'tap';
+import fc from 'fast-check';
+import { createLogger } from '../../../src/observability/logger.js';
+import { RequestLog, type RequestLine } from '../../../src/observability/request-log.js';
+import { captureLogs } from '../../helpers/capture-logs.js';
+
+const withoutTime = (text: string) => text.replace(/"time":\d+/g, '"time":0');
+
+const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+const line: fc.Arbitrary<RequestLine> = fc.record({
+  // Client-chosen request ids may hold quotes, backslashes and anything else printable.
+  reqId: fc.string({ unit: 'binary', maxLength: 40 }),
+  workspace: optional(fc.string()),
+  route: fc.constantFrom('list', 'recording', 'unmatched'),
+  method: optional(fc.constantFrom('GET', 'HEAD', 'POST', 'M-SEARCH')),
+  status: fc.constantFrom(200, 304, 400, 401, 404, 429, 502),
+  cache: fc.constantFrom('hit', 'stale', 'miss', 'collapsed', 'stale-error', 'none'),
+  code: optional(fc.constantFrom('NOT_FOUND', 'INVALID_KEY')),
+  upstreamMs: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1e6 }), fc.constant(Number.NaN)),
+  ms: fc.oneof(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.constant(Number.POSITIVE_INFINITY), fc.integer()),
+});
+
+void t.test('matches pino for any field values', (t) => {
+  fc.assert(
+    fc.property(line, (fields) => {
+      const ours = captureLogs();
+      const theirs = captureLogs();
+      new RequestLog(createLogger({ level: 'info', destination: ours.stream })).write(fields);
+      createLogger({ level: 'info', destination: theirs.stream }).info({ ...fields }, 'request');
+      return withoutTime(ours.text()) === withoutTime(theirs.text());
+    }),
+    { numRuns: 500 },
+  );
+  t.end();
+});
+
+void t.test('honours the level, also after it changes', (t) => {
+  const logs = captureLogs();
+  const logger = createLogger({ level: 'warn', destination: logs.stream });
+  const log = new RequestLog(logger);
+  const fields: RequestLine = { reqId: 'r', workspace: 'acme', route: 'list', method: 'GET', status: 200, cache: 'hit', code: undefined, upstreamMs: 0, ms: 0.05 };
+  log.write(fields);
+  t.equal(logs.text(), '');
+  logger.level = 'info';
+  log.write(fields);
+  t.same(logs.lines().map((l) => [l['msg'], l['status'], l['level']]), [['request', 200, 30]]);
+  t.end();
+});
