@@ -1,10 +1,15 @@
 /**
- * The two load shapes: autocannon at full tilt (throughput and latency percentiles under load),
+ * The two load shapes: full tilt (throughput and latency percentiles under load; wrk when
+ * installed, else autocannon, which also drives the mixed workload's per-request rewrites),
  * and one connection sending requests back to back (unloaded latency, timed with hrtime so
  * sub-millisecond differences show).
  */
 import { Agent, request } from 'node:http';
 import autocannon, { type AutocannonRequest } from 'autocannon';
+import { hasWrk, wrk } from './wrk.js';
+
+/** The fixed-request load generator: BENCH_LOAD=autocannon forces autocannon where wrk exists. */
+export const loadTool: 'wrk' | 'autocannon' = hasWrk && process.env['BENCH_LOAD'] !== 'autocannon' ? 'wrk' : 'autocannon';
 
 /** One measured run. Latencies in milliseconds. */
 export interface LoadResult {
@@ -27,8 +32,9 @@ export interface HammerOptions {
   setupRequest?: (request: AutocannonRequest) => AutocannonRequest;
 }
 
-/** Runs autocannon (pipelining 1) against 127.0.0.1:port. */
+/** Runs the load generator (pipelining 1) against 127.0.0.1:port. */
 export async function hammer(options: HammerOptions): Promise<LoadResult> {
+  if (options.setupRequest === undefined && loadTool === 'wrk') return wrk(options);
   const result = await autocannon({
     url: `http://127.0.0.1:${options.port}`,
     connections: options.connections,

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus, release } from 'node:os';
 import type { BenchSettings, CaseResult, Row } from './context.js';
+import { loadTool } from './load.js';
 
 /** The machine a run happened on. */
 export interface Machine {
@@ -11,6 +12,8 @@ export interface Machine {
   kernel: string;
   date: string;
   pinned: boolean;
+  /** The fixed-request load generator (wrk when installed). */
+  load: 'wrk' | 'autocannon';
 }
 
 /** Describes this machine (CPU model from /proc/cpuinfo when readable). */
@@ -21,7 +24,7 @@ export function machine(pinned: boolean): Machine {
   } catch {
     // Not Linux: os.cpus() is the best there is.
   }
-  return { cpu, cores: cpus().length, node: process.version, kernel: release(), date: new Date().toISOString(), pinned };
+  return { cpu, cores: cpus().length, node: process.version, kernel: release(), date: new Date().toISOString(), pinned, load: loadTool };
 }
 
 /** Everything one run produced. */
@@ -48,9 +51,11 @@ export function toMarkdown(run: BenchRun): string {
     '# Benchmark results',
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, Node ${m.node}, Linux ${m.kernel}; ${m.date}.`,
-    `Load generator (autocannon, pipelining 1, ${s.connections} connections) ${m.pinned ? 'on CPU 0, server under test on CPU 1' : 'and server unpinned (no taskset)'}; ` +
+    `Load generator (${m.load === 'wrk' ? 'wrk, one thread' : 'autocannon'}, pipelining 1, ${s.connections} connections; autocannon for the mixed workload) ` +
+      `${m.pinned ? 'on CPU 0, server under test on CPU 1' : 'and server unpinned (no taskset)'}; ` +
       `${s.rounds} alternating runs of ${s.durationSec} s per variant after ${s.warmupSec} s of warm-up; medians shown. Latencies in ms ` +
-      '(autocannon rounds to whole ms; the miss path is timed with hrtime). Gateway request logs at info to /dev/null.',
+      `(${m.load === 'wrk' ? 'wrk reports µs; autocannon, for the mixed workload, whole ms' : 'autocannon rounds to whole ms'}; the miss path is timed with hrtime). ` +
+      'Gateway request logs at info to /dev/null.',
     '',
     '| case | req/s | p50 ms | p99 ms | notes |',
     '|---|---:|---:|---:|---|',
