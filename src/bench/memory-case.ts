@@ -23,6 +23,8 @@ export async function memoryCase(h: Harness, count = 100_000, maxBytes = 64 * MI
           rssMiB: round(m.rssAfter / MIB, 1),
           rssBeforeMiB: round(m.rssBefore / MIB, 1),
           heapGrowthMiB: round(m.heapGrowth / MIB, 1),
+          heapUsedMiB: round(m.heapUsedAfter / MIB, 1),
+          heapTotalMiB: round(m.heapTotalAfter / MIB, 1),
           l1MiB: round(m.l1Bytes / MIB, 1),
           storedMiB: round(m.storedBytes / MIB, 1),
           recordingsHeld: m.entriesHeld,

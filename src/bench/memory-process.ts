@@ -25,6 +25,8 @@ export interface MemoryReport {
   rssBefore: number;
   rssAfter: number;
   heapUsedAfter: number;
+  /** V8 heap committed after the fill: what the collector kept reserved beyond heapUsed shows here. */
+  heapTotalAfter: number;
   /** Growth of heapUsed + arrayBuffers over the empty app (includes the 100k id strings kept to probe L1). */
   heapGrowth: number;
 }
@@ -77,6 +79,7 @@ serveCommands({
       rssBefore: before.rss,
       rssAfter: after.rss,
       heapUsedAfter: after.heapUsed,
+      heapTotalAfter: after.heapTotal,
       heapGrowth: after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers),
     };
     await app.close();
