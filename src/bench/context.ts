@@ -156,7 +156,7 @@ export function rowOf(compared: Compared, reference?: Compared): Row {
     if (reference !== undefined && Number.isFinite(reference.cpuPerRequest)) extra['cpuRatio'] = round(compared.cpuPerRequest / reference.cpuPerRequest, 3);
   }
   extra['runsRps'] = compared.runs.length;
-  return { label: compared.label, rps: Math.round(compared.rps), p50: compared.p50, p99: compared.p99, extra };
+  return { label: compared.label, rps: Math.round(compared.rps), p50: round(compared.p50, 3), p99: round(compared.p99, 3), extra };
 }
 
 /** Rounds to `digits` decimals. */
