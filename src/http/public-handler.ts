@@ -21,7 +21,7 @@ import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
-import { REMAINING_BUCKETS, type GatewayMetrics } from '../observability/metrics.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 import { RequestLog } from '../observability/request-log.js';
 import type { PageRequest, Resource, Upstream } from '../upstream/types.js';
 import { workspaceFromHost } from './host.js';
@@ -82,7 +82,7 @@ export class PublicHandler {
     this.requestLog = new RequestLog(deps.logger);
     const l1Hit = (resource: Resource) => deps.metrics.batch.counter(deps.metrics.cacheLookups, { resource, tier: 'l1', result: 'hit' });
     this.l1Hits = { list: l1Hit('list'), recording: l1Hit('recording') };
-    this.urlRemaining = deps.metrics.batch.histogram(deps.metrics.urlRemaining, {}, REMAINING_BUCKETS);
+    this.urlRemaining = deps.metrics.batch.histogram(deps.metrics.urlRemaining, {});
   }
 
   /** Node's 'request' listener. */

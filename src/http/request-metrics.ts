@@ -3,7 +3,7 @@
  * prom-client would hash the label set on every call, even through a child.
  */
 import type { CounterSeries, HistogramSeries } from '../observability/batched-series.js';
-import { LATENCY_BUCKETS, type GatewayMetrics } from '../observability/metrics.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 
 /**
  * Records one request's counter and duration. Label sets are few and bounded: routes × methods ×
@@ -32,7 +32,7 @@ export class RequestMetrics {
     const durationKey = `${route}\n${cache}\n${ws ?? ''}`;
     let duration = this.durations.get(durationKey);
     if (duration === undefined) {
-      duration = this.metrics.batch.histogram(this.metrics.httpDuration, ws === undefined ? { route, cache } : { route, cache, workspace: ws }, LATENCY_BUCKETS);
+      duration = this.metrics.batch.histogram(this.metrics.httpDuration, ws === undefined ? { route, cache } : { route, cache, workspace: ws });
       this.durations.set(durationKey, duration);
     }
     duration.observe(seconds);

@@ -28,16 +28,17 @@ export class CounterSeries {
   }
 }
 
-/** prom-client's per-label-set histogram state (lib/histogram.js); see {@link HistogramSeries.flush}. */
-interface HistogramValues {
-  labels: LabelValues<string>;
-  bucketValues: Record<number, number>;
-  sum: number;
-  count: number;
+/** The parts of prom-client's histogram (lib/histogram.js) a bulk add needs; see {@link HistogramSeries.flush}. */
+interface HistogramInternals {
+  /** The buckets' upper bounds, ascending, frozen at construction. */
+  readonly upperBounds: readonly number[];
+  /** Per label set: non-cumulative counts keyed by upper bound, sum and count. */
+  readonly hashMap: Record<string, { labels: LabelValues<string>; bucketValues: Record<number, number>; sum: number; count: number }>;
 }
 
-/** One label set of a histogram, bucketed locally. */
+/** One label set of a histogram, bucketed locally with the histogram's own bounds. */
 export class HistogramSeries {
+  private readonly bounds: readonly number[];
   private readonly counts: Float64Array;
   private sum = 0;
   private count = 0;
@@ -45,10 +46,9 @@ export class HistogramSeries {
   constructor(
     private readonly histogram: Histogram<string>,
     private readonly labels: LabelValues<string>,
-    /** The histogram's upper bounds, ascending (the same array it was built with). */
-    private readonly bounds: readonly number[],
   ) {
-    this.counts = new Float64Array(bounds.length);
+    this.bounds = (histogram as unknown as HistogramInternals).upperBounds;
+    this.counts = new Float64Array(this.bounds.length);
   }
 
   observe(value: number): void {
@@ -63,15 +63,19 @@ export class HistogramSeries {
 
   /**
    * Adds the pending observations to prom-client's state for this label set. prom-client has
-   * no bulk observe, so this writes the per-bucket counts it keeps (non-cumulative, keyed by
-   * upper bound); batched-series.test.ts checks the result against one observe per value, so a
-   * prom-client upgrade that changes this state fails the suite rather than the numbers.
+   * no bulk observe, so this writes the per-bucket counts it keeps; batched-series.test.ts
+   * checks the result against one observe per value, so a prom-client upgrade that changes
+   * this state fails the suite rather than the numbers.
    */
   flush(): void {
     if (this.count === 0) return;
-    const values = this.values() ?? (this.histogram.zero(this.labels), this.values());
-    if (values === undefined) throw new Error('prom-client histogram state not found after zero()');
-    for (let i = 0; i < this.bounds.length; i++) values.bucketValues[this.bounds[i]!] = (values.bucketValues[this.bounds[i]!] ?? 0) + this.counts[i]!;
+    let values = this.state();
+    if (values === undefined) {
+      this.histogram.zero(this.labels);
+      values = this.state();
+      if (values === undefined) throw new Error('prom-client histogram state not found after zero()');
+    }
+    for (const [i, bound] of this.bounds.entries()) values.bucketValues[bound] = (values.bucketValues[bound] ?? 0) + this.counts[i]!;
     values.sum += this.sum;
     values.count += this.count;
     this.counts.fill(0);
@@ -79,10 +83,9 @@ export class HistogramSeries {
     this.count = 0;
   }
 
-  private values(): HistogramValues | undefined {
-    const state = (this.histogram as unknown as { hashMap: Record<string, HistogramValues> }).hashMap;
+  private state(): HistogramInternals['hashMap'][string] | undefined {
     const names = Object.keys(this.labels);
-    return Object.values(state).find(
+    return Object.values((this.histogram as unknown as HistogramInternals).hashMap).find(
       (v) => Object.keys(v.labels).length === names.length && names.every((name) => v.labels[name] === this.labels[name]),
     );
   }
@@ -103,8 +106,8 @@ export class SeriesBatch {
     return series;
   }
 
-  histogram(histogram: Histogram<string>, labels: LabelValues<string>, bounds: readonly number[]): HistogramSeries {
-    const series = new HistogramSeries(histogram, labels, bounds);
+  histogram(histogram: Histogram<string>, labels: LabelValues<string>): HistogramSeries {
+    const series = new HistogramSeries(histogram, labels);
     this.series.push(series);
     return series;
   }

@@ -8,7 +8,7 @@ import { SeriesBatch } from './batched-series.js';
 /** Latency buckets spanning sub-millisecond cache hits to multi-second upstream calls. */
 export const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Remaining-validity buckets (seconds) for served transcoded_url values. */
-export const REMAINING_BUCKETS = [0, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400];
+const REMAINING_BUCKETS = [0, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400];
 
 const PREFIX = 'recgw_';
 
@@ -36,7 +36,7 @@ export class GatewayMetrics {
   /** The workspaces broken out in the `workspace` label; empty: no such label at all. */
   private readonly labelledWorkspaces: ReadonlySet<string>;
 
-  /** Cache lookups by resource (list, recording, auth), tier (l1, l2) and result (hit, stale, miss). */
+  /** Cache lookups by resource (list, recording), tier (l1, l2) and result (hit, stale, miss). */
   readonly cacheLookups = new Counter({
     name: `${PREFIX}cache_lookups_total`,
     help: 'Cache lookups by resource, tier and result (hit, stale, miss).',
@@ -111,10 +111,10 @@ export class GatewayMetrics {
     collect: this.batch.flush,
   });
 
-  /** Key verdicts by source (cache, upstream, static) and result (valid, invalid). */
+  /** Key verdicts by source (static, l1, l2, upstream, limiter) and result (valid, invalid, rate_limited). */
   readonly authResults = new Counter({
     name: `${PREFIX}auth_results_total`,
-    help: 'API key verdicts by source (l1, l2, upstream, static) and result (valid, invalid, rate_limited).',
+    help: 'API key verdicts by source (static, l1, l2, upstream, limiter) and result (valid, invalid, rate_limited).',
     labelNames: ['source', 'result'] as const,
     registers: [this.registry],
   });
@@ -163,7 +163,7 @@ export class GatewayMetrics {
     });
     this.httpDuration = new Histogram({
       name: `${PREFIX}http_request_duration_seconds`,
-      help: 'Public request duration in seconds, by route and cache outcome (hit, stale, miss, collapsed, none).',
+      help: 'Public request duration in seconds, by route and cache outcome (hit, stale, miss, collapsed, stale-error, none).',
       labelNames: ['route', 'cache', ...workspace],
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],
