@@ -10,7 +10,7 @@ import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 import type { WorkspaceId } from '../brands.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ListPage, Recording } from '../recording.js';
-import { applyUrlPolicy, nullExpiredUrls, type UrlPolicyResult } from '../signing/url-policy.js';
+import { applyUrlPolicy, nullExpiredUrls, urlMargin, type UrlPolicyResult } from '../signing/url-policy.js';
 import type { Resource } from '../upstream/types.js';
 import type { CacheEntry } from './entry.js';
 import type { Settings } from './settings.js';
@@ -145,12 +145,6 @@ export class EntryFactory {
     return { ...entry, body, gzip: gzipped, br: brotli };
   }
 
-  /** Whether a recording entry outlives its store at all (some TTL or stale window above 0). */
-  cachesRecordings(workspace: WorkspaceId): boolean {
-    const timings = this.settings().timings.for(workspace);
-    return timings.recording + Math.max(timings.staleWhileRevalidate, timings.staleIfError) > 0;
-  }
-
   /** A remembered 404. */
   notFound(workspace: WorkspaceId, now: number): CacheEntry {
     const timings = this.settings().timings.for(workspace);
@@ -229,7 +223,7 @@ export class EntryFactory {
     // URLs that cannot be re-signed must be refreshed from the upstream before they run short:
     // end freshness a margin ahead of the deadline so stale-while-revalidate refreshes in time.
     if (Number.isFinite(facts.urlDeadline) && facts.resignAt === Infinity) {
-      freshUntil = Math.min(freshUntil, facts.urlDeadline - refreshMargin(config.signing.minRemaining));
+      freshUntil = Math.min(freshUntil, facts.urlDeadline - urlMargin(config.signing.minRemaining));
     }
     freshUntil = Math.max(freshUntil, storedAt);
     return {
@@ -248,9 +242,4 @@ export class EntryFactory {
       linkId: recording?.public_link_id ?? null,
     };
   }
-}
-
-/** How far ahead of a URL deadline an entry stops being fresh, so a refresh lands before it. */
-export function refreshMargin(minRemaining: number): number {
-  return Math.max(Math.floor(minRemaining / 2), 1000);
 }

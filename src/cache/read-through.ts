@@ -111,11 +111,9 @@ export class ReadThrough {
         this.refreshLater(lookup, generation, entry);
         return { entry, outcome: 'stale' };
       }
-    } else if (now < entry.freshUntil && this.urls.canResign(entry)) {
-      // Past its URL deadline but re-signable: the background re-sign did not run in time
-      // (no traffic); the caller re-signs before serving. Counted as a miss of the as-is entry.
-      return undefined;
     }
+    // Past its URL deadline, a re-signable entry is also a miss of the as-is entry: the caller
+    // re-signs it before serving (the background re-sign did not run in time, for want of traffic).
     metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'miss' });
     return undefined;
   }
@@ -216,17 +214,14 @@ export class ReadThrough {
     if (lookup.resource === 'list') {
       const { list, recordings } = factory.list(lookup.workspace, answer.body as ListPage, now);
       this.store(lookup.workspace, generation, [[lookup.key, list]]);
-      // A list page also refreshes the entries of the recordings it holds, once it is answered
-      // (unless recordings are not cached at all).
-      if (factory.cachesRecordings(lookup.workspace)) {
-        setImmediate(() => {
-          try {
-            this.store(lookup.workspace, generation, recordings().flatMap(recordingValues), false);
-          } catch (error) {
-            this.deps.logger.warn({ workspace: lookup.workspace, err: error }, 'storing the recordings of a list page failed');
-          }
-        });
-      }
+      // A list page also refreshes the entries of the recordings it holds, once it is answered.
+      setImmediate(() => {
+        try {
+          this.store(lookup.workspace, generation, recordings().flatMap(recordingValues), false);
+        } catch (error) {
+          this.deps.logger.warn({ workspace: lookup.workspace, err: error }, 'storing the recordings of a list page failed');
+        }
+      });
       return { entry: list, outcome: 'miss' };
     }
     const entry = factory.recording(lookup.workspace, answer.body as Recording, now);

@@ -75,7 +75,7 @@ export class Tiers {
     // A value that can never be served (every TTL and stale window 0: no caching asked for)
     // takes no L1 room, no Redis write and no compression. Coalescing does not need it stored.
     const now = this.deps.clock.now();
-    const values = stored.every(([, value]) => value.staleUntil > now) ? stored : stored.filter(([, value]) => value.staleUntil > now);
+    const values = stored.filter(([, value]) => value.staleUntil > now);
     if (values.length === 0) return;
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);

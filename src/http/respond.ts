@@ -26,7 +26,8 @@ function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
     case 'stale':
       return `recgw; hit; ttl=${Math.min(-1, Math.floor((entry.freshUntil - now) / 1000))}`;
     case 'miss':
-      return 'recgw; fwd=miss; stored';
+      // RFC 9211 §2.7: "stored" only when it was; an answer no TTL keeps is not (tiers.ts).
+      return entry.staleUntil > now ? 'recgw; fwd=miss; stored' : 'recgw; fwd=miss';
     case 'collapsed':
       return 'recgw; fwd=miss; collapsed';
     case 'stale-error':

@@ -30,11 +30,12 @@ export interface UrlPolicyResult {
 }
 
 /**
- * Re-signing starts this long before a URL would fall under minRemaining, so an entry re-signed
- * at resignAt still has room for a late refresh (half of minRemaining, at least one second).
+ * How far ahead of a URL deadline (expiry - minRemaining) the gateway acts: re-signing starts
+ * this early, and an entry whose URLs cannot be re-signed stops being fresh this early, so a
+ * late re-sign or refresh still lands in time (half of minRemaining, at least one second).
  */
-export function resignMargin(minRemaining: number): number {
-  return Math.max(minRemaining / 2, 1000);
+export function urlMargin(minRemaining: number): number {
+  return Math.max(Math.floor(minRemaining / 2), 1000);
 }
 
 /**
@@ -44,7 +45,7 @@ export function resignMargin(minRemaining: number): number {
  */
 export function applyUrlPolicy(recordings: Recording[], options: UrlPolicyOptions, now: number): UrlPolicyResult {
   const { signer, minRemaining, validity } = options;
-  const margin = resignMargin(minRemaining);
+  const margin = urlMargin(minRemaining);
   const result: UrlPolicyResult = {
     urlDeadline: Infinity,
     resignAt: Infinity,

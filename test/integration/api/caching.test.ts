@@ -140,11 +140,11 @@ void t.test('an unverified key is never answered from the cache nor from another
   t.equal(foreign.status, 401);
   const made = await gw.get(path, { key: 'made-up-key' });
   t.equal(made.status, 401);
-  // Concurrent: a slow fetch with a valid key in flight; an invalid key arriving meanwhile must not share it.
+  // Concurrent: a slow fetch with a verified key in flight; unverified keys arriving meanwhile must not share it.
   gw.sim.faults.set({ kind: 'latency', ms: 150 });
   const fresh = `${LIST}?page_size=6`;
   const [valid, invalid, secondValid] = await Promise.all([
-    gw.get(fresh, { key: gw.sim.keys['acme']![1]! }),
+    gw.get(fresh, { key: gw.key() }),
     gw.get(fresh, { key: gw.key('initech') }),
     gw.get(fresh, { key: 'another-made-up-key' }),
   ]);
@@ -234,4 +234,18 @@ void t.test('no API key value appears in any log line', async (t) => {
   for (const key of keys) t.notOk(text.includes(key), 'key not logged');
   const line = gw.logs.lines().find((l) => l['msg'] === 'request' && l['status'] === 200)!;
   t.match(line, { reqId: String, workspace: 'acme', route: 'list', status: 200, cache: String, ms: Number, upstreamMs: Number });
+});
+
+void t.test('with every TTL and stale window 0 nothing is stored, and each request goes upstream', async (t) => {
+  const gw = await startGateway(t, { config: { cache: { ttl: { list: 0, recording: 0, notFound: 0 }, staleWhileRevalidate: 0, staleIfError: 0 } } });
+  const recording = gw.sim.data['acme']![0]!;
+  for (const path of [`${LIST}?page_size=5`, `${LIST}/${recording.id}`, `${LIST}/00000000-0000-4000-8000-000000000000`]) {
+    const calls = gw.sim.counters.total;
+    t.equal((await gw.get(path)).headers['cache-status'], 'recgw; fwd=miss', `${path}: not "stored"`);
+    t.equal((await gw.get(path)).headers['cache-status'], 'recgw; fwd=miss', `${path}: missed again`);
+    t.equal(gw.sim.counters.total, calls + 2, `${path}: two upstream calls`);
+  }
+  // The list's recording entries are built after the answer: let that run before counting.
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(gw.app.l1.size, 0, 'L1 holds nothing');
 });
