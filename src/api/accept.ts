@@ -1,4 +1,5 @@
 /** Content negotiation for the one media type the API produces: application/json; charset=utf-8. */
+import { BoundedMemo } from '../bounded-memo.js';
 
 // RFC 9110 §5.6.2 tchar; a token is one or more of these.
 const TCHAR = /[!#$%&'*+\-.^_`|~0-9A-Za-z]/;
@@ -11,11 +12,8 @@ const SEMICOLON = 0x3b;
 const SLASH = 0x2f;
 const EQUALS = 0x3d;
 
-// Clients repeat the same Accept value on every request; remember verdicts (bounded, FIFO), but
-// only for short headers so a flood of large unique values cannot hold much memory.
-const MEMO_LIMIT = 256;
-const MEMO_MAX_HEADER = 512;
-const memo = new Map<string, boolean>();
+// Clients repeat the same Accept value on every request; only short ones are remembered.
+const memo = new BoundedMemo(negotiate, 256, 512);
 
 /**
  * Whether an `Accept` header (RFC 9110 §12.5.1) admits application/json: absent or empty admits
@@ -23,17 +21,7 @@ const memo = new Map<string, boolean>();
  */
 export function acceptsJson(header: string | undefined): boolean {
   if (header === undefined || header.length === 0) return true;
-  const cached = memo.get(header);
-  if (cached !== undefined) return cached;
-  const verdict = negotiate(header);
-  if (header.length <= MEMO_MAX_HEADER) {
-    if (memo.size >= MEMO_LIMIT) {
-      const oldest = memo.keys().next();
-      if (oldest.done !== true) memo.delete(oldest.value);
-    }
-    memo.set(header, verdict);
-  }
-  return verdict;
+  return memo.get(header);
 }
 
 /** Scans the header once; every member that can apply to application/json competes on specificity. */

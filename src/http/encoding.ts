@@ -2,12 +2,12 @@
  * Content-coding negotiation (RFC 9110 §12.5.3): brotli preferred, then gzip, else identity.
  * Clients send a handful of distinct Accept-Encoding values, so answers are memoised.
  */
+import { BoundedMemo } from '../bounded-memo.js';
 
 /** A stored encoding of an entry. */
 export type Coding = 'br' | 'gzip' | 'identity';
 
-const MEMO_LIMIT = 256;
-const memo = new Map<string, { br: boolean; gzip: boolean }>();
+const memo = new BoundedMemo(parse, 256);
 
 function parse(header: string): { br: boolean; gzip: boolean } {
   let br = false;
@@ -47,12 +47,7 @@ function parse(header: string): { br: boolean; gzip: boolean } {
 /** Picks the coding to serve for an Accept-Encoding header, given which encodings exist. */
 export function chooseCoding(header: string | undefined, hasBr: boolean, hasGzip: boolean): Coding {
   if (header === undefined || header === '' || (!hasBr && !hasGzip)) return 'identity';
-  let accepted = memo.get(header);
-  if (accepted === undefined) {
-    accepted = parse(header);
-    if (memo.size >= MEMO_LIMIT) memo.clear();
-    memo.set(header, accepted);
-  }
+  const accepted = memo.get(header);
   if (hasBr && accepted.br) return 'br';
   if (hasGzip && accepted.gzip) return 'gzip';
   return 'identity';

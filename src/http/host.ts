@@ -1,4 +1,5 @@
 /** Workspace from the request's Host (or trusted X-Forwarded-Host): `<label><hostSuffix>`. */
+import { BoundedMemo } from '../bounded-memo.js';
 import { asWorkspaceId } from '../brands.js';
 import type { WorkspaceId } from '../brands.js';
 import { GatewayError } from '../errors.js';
@@ -24,9 +25,10 @@ const FORWARDED_HOST_NAME = /^x-forwarded-host$/i;
 const MAX_HOST_LENGTH = 255;
 const MAX_PORT = 65535;
 
-// Clients send the same few Host values over and over; remember recent verdicts (bounded, FIFO).
+// Clients send the same few Host values over and over; verdicts are remembered per hostSuffix
+// (a reload may change it).
 const MEMO_LIMIT = 1024;
-const memo = new Map<string, { suffix: string; verdict: HostVerdict }>();
+let memo = { suffix: '', verdicts: new BoundedMemo<HostVerdict>((value) => judgeHost(value, ''), MEMO_LIMIT) };
 
 /**
  * Returns the workspace named by the request's host, from node's `req.rawHeaders`; throws
@@ -64,15 +66,8 @@ export function workspaceFromHost(rawHeaders: readonly string[], options: HostOp
 
 /** The memoised verdict for one host value under one suffix. */
 function verdictFor(value: string, hostSuffix: string): HostVerdict {
-  const cached = memo.get(value);
-  if (cached !== undefined && cached.suffix === hostSuffix) return cached.verdict;
-  const verdict = judgeHost(value, hostSuffix);
-  if (memo.size >= MEMO_LIMIT && cached === undefined) {
-    const oldest = memo.keys().next();
-    if (oldest.done !== true) memo.delete(oldest.value);
-  }
-  memo.set(value, { suffix: hostSuffix, verdict });
-  return verdict;
+  if (memo.suffix !== hostSuffix) memo = { suffix: hostSuffix, verdicts: new BoundedMemo((host) => judgeHost(host, hostSuffix), MEMO_LIMIT) };
+  return memo.verdicts.get(value);
 }
 
 /** Parses one host value (no memo): the workspace, or why there is none. */
