@@ -1,7 +1,8 @@
 /**
  * Binary form of a stored value in Redis: a fixed header, the instants as doubles (so Infinity
- * survives), then the strings and body bytes. Decoding slices the bodies out of the reply buffer
- * instead of copying them, and answers undefined for anything it did not write.
+ * survives), then the strings and body bytes. Decoding copies the bodies out of the reply buffer
+ * (one copy per entry, so L1 never pins a whole reply), and answers undefined for anything it
+ * did not write.
  */
 import type { AliasEntry, CacheEntry, StoredValue } from './entry.js';
 

@@ -3,16 +3,15 @@
  * (431), timed-out requests (408, the slowloris guard) and malformed requests (400), as JSON
  * like every other error, then closes the connection (the stream's state is unknown).
  */
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { ERROR_CODES, type ErrorCode } from '../errors.js';
+import { GatewayError, errorBody, type ErrorCode } from '../errors.js';
 
 function codeFor(error: NodeJS.ErrnoException): ErrorCode {
   if (error.code === 'HPE_HEADER_OVERFLOW') return 'HEADERS_TOO_LARGE';
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'REQUEST_TIMEOUT';
   return 'BAD_REQUEST';
 }
-
-const REASON: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 /** The 'clientError' listener. */
 export function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
@@ -29,13 +28,12 @@ export function onClientError(error: NodeJS.ErrnoException, socket: Socket): voi
     socket.destroySoon();
     return;
   }
-  const code = codeFor(error);
-  const { status, message } = ERROR_CODES[code];
-  const body = JSON.stringify({ error: message, code });
+  const refusal = new GatewayError(codeFor(error));
+  const body = errorBody(refusal);
   // end() only half-closes: a client that never reads nor closes (a slowloris) would keep the
   // socket, and its file descriptor, for ever. Close it once the answer is handed to the kernel.
   socket.end(
-    `HTTP/1.1 ${status} ${REASON[status] ?? 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
     () => socket.destroy(),
   );

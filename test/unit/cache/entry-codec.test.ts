@@ -1,4 +1,4 @@
-// The binary codec of stored values: exact round trips, zero-copy bodies, and no throw on bad bytes.
+// The binary codec of stored values: exact round trips, bodies copied out of the reply, and no throw on bad bytes.
 import t from 'tap';
 import fc from 'fast-check';
 import { gzipSync, brotliCompressSync } from 'node:zlib';
