@@ -55,8 +55,10 @@ void t.test('keys: invalid and other-workspace keys get the same 401', async (t)
   t.equal(invalid.status, 401);
   t.equal(foreign.status, 401);
   t.equal(invalid.json().error, foreign.json().error, 'same message: a key is not told apart from a foreign one');
+  const calls = gw.sim.counters.total;
   const again = await gw.get(LIST, { key: 'not-a-real-key' });
-  t.equal(again.status, 401, 'the invalid verdict is cached');
+  t.equal(again.status, 401);
+  t.equal(gw.sim.counters.total, calls, 'the invalid verdict is cached: no upstream call');
 });
 
 void t.test('repeated failed keys from one address get 429 with Retry-After', async (t) => {

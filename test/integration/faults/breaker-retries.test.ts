@@ -54,7 +54,8 @@ void t.test('the breaker opens after failureThreshold, answers 503 without upstr
 });
 
 void t.test('a 500 then a 200 (times: 1) is answered 200 after two upstream calls', async (t) => {
-  const { gw } = await faultGateway(t, { upstream: { retries: 2 } });
+  // One failure would open the circuit: the retried fetch must not count as one.
+  const { gw } = await faultGateway(t, { upstream: { retries: 2, breaker: { failureThreshold: 1 } } });
   await gw.get(`${LIST}?page_size=1`); // verifies the key
   const id = gw.sim.data['acme']![7]!.id;
   gw.sim.faults.set({ kind: 'status', status: 500 }, { times: 1 });
@@ -68,7 +69,8 @@ void t.test('a 500 then a 200 (times: 1) is answered 200 after two upstream call
 });
 
 void t.test('Retry-After inside the deadline is honoured; past it, the 429 is passed on at once', async (t) => {
-  const { gw } = await faultGateway(t, { upstream: { retries: 2, timeouts: { deadline: '2500ms' } } });
+  // One failure would open the circuit: a 429 must not count as one.
+  const { gw } = await faultGateway(t, { upstream: { retries: 2, timeouts: { deadline: '2500ms' }, breaker: { failureThreshold: 1 } } });
   await gw.get(`${LIST}?page_size=1`);
   gw.sim.faults.set({ kind: 'rate-limit', retryAfterSec: 1 }, { times: 1 });
   let before = gw.sim.counters.total;

@@ -64,7 +64,7 @@ for (const c of FAULT_CASES) {
     for (const r of [recording, coldRecording]) {
       const fresh = await gw.get(`${LIST}/${r.id}`);
       t.equal(fresh.status, 200);
-      t.match(fresh.headers['cache-status'], /^recgw; (fwd=miss; stored|hit; ttl=\d+)$/, 'fetched (or filled by the list page above)');
+      t.equal(fresh.headers['cache-status'], 'recgw; fwd=miss; stored', 'fetched again');
       t.equal(recordingProblem(gw.sim, 'acme', fresh.json(), false), undefined, 'the real recording, URL valid');
     }
     const hit = await gw.get(COLD_LIST_PATH);

@@ -116,7 +116,7 @@ void t.test('a hundred slowloris connections neither slow a normal request down 
   t.equal((await gw.get(LIST)).status, 200, 'warm');
   // Half of them read what they are sent; the other half never read nor close, so only the server can end them.
   const readers = Array.from({ length: 50 }, () => slowloris(t, gw.port, 500));
-  const deaf = Array.from({ length: 50 }, () => slowloris(t, gw.port, 500, { read: false }));
+  for (let i = 0; i < 50; i++) slowloris(t, gw.port, 500, { read: false });
   const connections = (): Promise<number> => new Promise((resolve, reject) => gw.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
   await waitFor(async () => (await connections()) >= 100, 5000, 'all 100 slow connections open');
   const started = Date.now();
@@ -131,12 +131,12 @@ void t.test('a hundred slowloris connections neither slow a normal request down 
     timings.push(performance.now() - begun);
   }
   await agent.close();
-  t.ok(Math.min(...timings) < 250, `normal requests stay fast while 100 connections dribble (${timings.map(Math.round).join(', ')} ms)`);
+  const median = [...timings].sort((a, b) => a - b)[2]!;
+  t.ok(median < 250, `normal requests stay fast while 100 connections dribble (${timings.map(Math.round).join(', ')} ms)`);
 
   const closedAfter = await Promise.all(readers.map((r) => r.closed));
   t.ok(Math.max(...closedAfter) <= 2000 + CHECK_SLACK_MS, `every reading slowloris was cut off (last after ${Math.max(...closedAfter)} ms)`);
   t.ok(readers.every((r) => /^HTTP\/1\.1 408 /.test(r.received())), 'each with a 408');
   await waitFor(async () => (await connections()) === 0, 2000 + CHECK_SLACK_MS, 'the server to drop every slow connection');
   t.ok(Date.now() - started <= 2000 + CHECK_SLACK_MS, `the server holds no connection of a client that never reads either (${Date.now() - started} ms)`);
-  t.equal(deaf.length, 50);
 });

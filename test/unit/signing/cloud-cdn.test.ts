@@ -47,11 +47,7 @@ void t.test('decodeCloudCdnKey accepts padded, unpadded and surrounding whitespa
   t.same(decodeCloudCdnKey(` ${KEY}\n`), bytes);
   t.throws(() => decodeCloudCdnKey('not/base64url+'), { message: /not base64url/ });
   t.throws(() => decodeCloudCdnKey(''), TypeError);
-  try {
-    decodeCloudCdnKey('secret!value');
-  } catch (error) {
-    t.notMatch((error as Error).message, /secret!value/);
-  }
+  t.throws(() => decodeCloudCdnKey('secret!value'), { message: /^(?![\s\S]*secret!value)/ }, 'the error never quotes the key');
   t.end();
 });
 
