@@ -5,6 +5,7 @@
 import { request } from 'node:http';
 import type { RecordedAnswer } from './ceiling-process.js';
 import { hammer, median, type LoadResult } from './load.js';
+import { hasWrk } from './wrk.js';
 
 /** Run settings; every one can be set by environment variable. */
 export interface BenchSettings {
@@ -20,6 +21,8 @@ export interface BenchSettings {
   only: readonly string[] | null;
   /** Write a CPU profile of each gateway child here (BENCH_CPU_PROF). */
   cpuProfDir: string | null;
+  /** Fixed-request load generator: wrk when installed, unless BENCH_LOAD=autocannon. */
+  load: 'wrk' | 'autocannon';
 }
 
 /** Reads {@link BenchSettings} from the environment. */
@@ -35,6 +38,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): BenchSettings {
     rounds: Math.round(num('BENCH_ROUNDS', 2)),
     only: env['BENCH_ONLY'] ? env['BENCH_ONLY'].split(',').map((s) => s.trim()) : null,
     cpuProfDir: env['BENCH_CPU_PROF'] ?? null,
+    load: hasWrk && env['BENCH_LOAD'] !== 'autocannon' ? 'wrk' : 'autocannon',
   };
 }
 
@@ -114,7 +118,7 @@ export interface Compared {
  */
 export async function compare(settings: BenchSettings, variants: readonly Variant[]): Promise<Compared[]> {
   const load = (variant: Variant, durationSec: number): Promise<LoadResult> =>
-    hammer({ port: variant.port, path: variant.path, headers: variant.headers, connections: settings.connections, durationSec });
+    hammer({ port: variant.port, path: variant.path, headers: variant.headers, connections: settings.connections, durationSec, tool: settings.load });
   for (const variant of variants) await load(variant, settings.warmupSec);
   const runs = variants.map(() => [] as LoadResult[]);
   const cpu = variants.map(() => [] as number[]);

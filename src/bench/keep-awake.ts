@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 /** Whether `chrt` exists here; without it latencies include the machine's wake-up cost. */
 export const canKeepAwake = existsSync('/usr/bin/chrt') || existsSync('/bin/chrt');
 
-/** Starts an idle-priority spinner on `cpu`; resolves to the function that stops it. */
+/** Starts an idle-priority spinner on `cpu`; returns the function that stops it. */
 export function keepAwake(cpu: number): () => void {
   if (!canKeepAwake) return () => {};
   const spinner = spawn('chrt', ['--idle', '0', 'taskset', '-c', String(cpu), 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });

@@ -6,10 +6,7 @@
  */
 import { Agent, request } from 'node:http';
 import autocannon, { type AutocannonRequest } from 'autocannon';
-import { hasWrk, wrk } from './wrk.js';
-
-/** The fixed-request load generator: BENCH_LOAD=autocannon forces autocannon where wrk exists. */
-export const loadTool: 'wrk' | 'autocannon' = hasWrk && process.env['BENCH_LOAD'] !== 'autocannon' ? 'wrk' : 'autocannon';
+import { wrk } from './wrk.js';
 
 /** One measured run. Latencies in milliseconds. */
 export interface LoadResult {
@@ -28,13 +25,18 @@ export interface HammerOptions {
   headers: Record<string, string>;
   connections: number;
   durationSec: number;
+  /** The fixed-request load generator (BenchSettings.load); per-request rewrites need autocannon. */
+  tool: 'wrk' | 'autocannon';
   /** A per-request rewrite (mixed workloads); the static path/headers are used otherwise. */
   setupRequest?: (request: AutocannonRequest) => AutocannonRequest;
 }
 
 /** Runs the load generator (pipelining 1) against 127.0.0.1:port. */
 export async function hammer(options: HammerOptions): Promise<LoadResult> {
-  if (options.setupRequest === undefined && loadTool === 'wrk') return wrk(options);
+  if (options.tool === 'wrk') {
+    if (options.setupRequest !== undefined) throw new Error('per-request rewrites need autocannon');
+    return wrk(options);
+  }
   const result = await autocannon({
     url: `http://127.0.0.1:${options.port}`,
     connections: options.connections,

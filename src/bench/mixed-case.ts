@@ -38,7 +38,7 @@ export async function mixedCase(h: Harness, sim: SimHandle): Promise<CaseResult>
     return { ...req, path, headers: { host: `${workspace}.localhost`, 'x-api-key': key, accept: 'application/json' } };
   };
   const run = (durationSec: number): ReturnType<typeof hammer> =>
-    hammer({ port: gateway.port, path: '/', headers: {}, connections: h.settings.connections, durationSec, setupRequest });
+    hammer({ port: gateway.port, path: '/', headers: {}, connections: h.settings.connections, durationSec, tool: 'autocannon', setupRequest });
   await run(h.settings.durationSec * 2);
   const before: GatewayStats = await gateway.stats();
   const upstreamBefore = await sim.total();

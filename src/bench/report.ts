@@ -2,7 +2,6 @@
 import { readFileSync } from 'node:fs';
 import { cpus, release } from 'node:os';
 import type { BenchSettings, CaseResult, Row } from './context.js';
-import { loadTool } from './load.js';
 
 /** The machine a run happened on. */
 export interface Machine {
@@ -12,8 +11,6 @@ export interface Machine {
   kernel: string;
   date: string;
   pinned: boolean;
-  /** The fixed-request load generator (wrk when installed). */
-  load: 'wrk' | 'autocannon';
 }
 
 /** Describes this machine (CPU model from /proc/cpuinfo when readable). */
@@ -24,7 +21,7 @@ export function machine(pinned: boolean): Machine {
   } catch {
     // Not Linux: os.cpus() is the best there is.
   }
-  return { cpu, cores: cpus().length, node: process.version, kernel: release(), date: new Date().toISOString(), pinned, load: loadTool };
+  return { cpu, cores: cpus().length, node: process.version, kernel: release(), date: new Date().toISOString(), pinned };
 }
 
 /** Everything one run produced. */
@@ -51,10 +48,10 @@ export function toMarkdown(run: BenchRun): string {
     '# Benchmark results',
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, Node ${m.node}, Linux ${m.kernel}; ${m.date}.`,
-    `Load generator (${m.load === 'wrk' ? 'wrk, one thread' : 'autocannon'}, pipelining 1, ${s.connections} connections; autocannon for the mixed workload) ` +
+    `Load generator (${s.load === 'wrk' ? 'wrk, one thread' : 'autocannon'}, pipelining 1, ${s.connections} connections; autocannon for the mixed workload) ` +
       `${m.pinned ? 'on CPU 0, server under test on CPU 1' : 'and server unpinned (no taskset)'}; ` +
       `${s.rounds} alternating runs of ${s.durationSec} s per variant after ${s.warmupSec} s of warm-up; medians shown. Latencies in ms ` +
-      `(${m.load === 'wrk' ? 'wrk reports µs; autocannon, for the mixed workload, whole ms' : 'autocannon rounds to whole ms'}; the miss path is timed with hrtime). ` +
+      `(${s.load === 'wrk' ? 'wrk reports µs; autocannon, for the mixed workload, whole ms' : 'autocannon rounds to whole ms'}; the miss path is timed with hrtime). ` +
       'Gateway request logs at info to /dev/null.',
     '',
     '| case | req/s | p50 ms | p99 ms | notes |',
