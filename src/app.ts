@@ -3,7 +3,6 @@
  * It never listens (main.ts and tests do), and it holds no module-level state, so several apps
  * can run in one process, each with its own metrics registry.
  */
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { FailedKeyLimiter } from './auth/failed-key-limiter.js';
@@ -20,6 +19,7 @@ import { makeSettings, type Settings } from './cache/settings.js';
 import type { SharedTier } from './cache/shared-tier.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
+import { readSecretFile } from './config/secret-file.js';
 import { adminHandler, hashToken } from './http/admin-handler.js';
 import { onClientError } from './http/client-error.js';
 import { PublicHandler } from './http/public-handler.js';
@@ -64,7 +64,7 @@ function signerFor(config: Config): UrlSigner | null {
 
 function serviceKey(config: Config, env: NodeJS.ProcessEnv): string | undefined {
   if (config.upstream.auth !== 'service-key') return undefined;
-  if (config.upstream.serviceKeyFile !== null) return readFileSync(config.upstream.serviceKeyFile, 'utf8').trim();
+  if (config.upstream.serviceKeyFile !== null) return readSecretFile('upstream.serviceKeyFile', config.upstream.serviceKeyFile);
   return env['UPSTREAM_SERVICE_KEY'];
 }
 
@@ -90,7 +90,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
   const verdicts = new Verdicts(l2, metrics, () => ({ valid: settings.config.auth.validTtl, invalid: settings.config.auth.invalidTtl }));
   const limiter = new FailedKeyLimiter(() => settings.config.auth.failedKeyLimit, initial.auth.failedKeyLimit.maxClients);
   const staticKeysFor = (config: Config): StaticKeys | null =>
-    config.auth.keyFile === null ? null : new StaticKeys(config.auth.keyFile, logger.child({ component: 'auth' }), () => clock.now(), () => verdicts.clear());
+    config.auth.keyFile === null ? null : new StaticKeys(config.auth.keyFile, logger.child({ component: 'auth' }), () => clock.now());
   let staticKeys = staticKeysFor(initial);
   const factory = new EntryFactory(current, metrics);
   const readThrough = new ReadThrough({ l1, l2, generations, factory, verdicts, settings: current, clock, metrics, logger: logger.child({ component: 'cache' }) });
@@ -134,10 +134,14 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     reload(config) {
       const next = makeSettings(config, signerFor);
       const nextKeys = staticKeysFor(config);
+      const previousAuth = settings.config.auth;
       settings = next;
       staticKeys = nextKeys;
       tokenHash = config.admin.token === null ? null : hashToken(config.admin.token);
-      verdicts.clear();
+      // An L1 verdict's expiry was fixed from the TTLs it was stored under: new TTLs apply to the
+      // next request only if those go. Any other reload keeps them, so clients are not all sent
+      // back to L2 or the upstream to re-prove their keys.
+      if (config.auth.validTtl !== previousAuth.validTtl || config.auth.invalidTtl !== previousAuth.invalidTtl) verdicts.clear();
     },
     markReady() {
       ready = true;

@@ -31,12 +31,15 @@ export class KeyCheck {
   // Bound once: the key file is consulted on every request in static/both mode, hits included.
   private readonly staticValid;
   private readonly staticInvalid;
+  /** Counted on every verified hit in upstream/both mode, so batched (batched-series.ts). */
+  private readonly l1Valid;
   private readonly l1Invalid;
   private readonly rateLimited;
 
   constructor(private readonly deps: KeyCheckDeps) {
     this.staticValid = deps.metrics.authResults.labels({ source: 'static', result: 'valid' });
     this.staticInvalid = deps.metrics.authResults.labels({ source: 'static', result: 'invalid' });
+    this.l1Valid = deps.metrics.batch.counter(deps.metrics.authResults, { source: 'l1', result: 'valid' });
     this.l1Invalid = deps.metrics.authResults.labels({ source: 'l1', result: 'invalid' });
     this.rateLimited = deps.metrics.authResults.labels({ source: 'limiter', result: 'rate_limited' });
   }
@@ -45,16 +48,22 @@ export class KeyCheck {
    * The verdict known without waiting: true (verified), undefined (unknown), or a thrown
    * refusal. auth.mode static/both: the key file decides first, on every request (a set lookup;
    * the file is re-checked at most once a second), and its verdicts are never cached: a cached
-   * one would keep a key removed from the file working for auth.validTtl.
+   * one would keep a key removed from the file working for auth.validTtl. In `both` a key the
+   * file does not list is not refused by it, only passed on, so it counts as no file verdict.
    */
   known(caller: Caller, mode: Config['auth']['mode'], now: number): true | undefined {
     if (mode !== 'upstream') {
-      const listed = this.deps.staticKeys()?.has(caller.workspace, caller.keyHash) ?? false;
-      (listed ? this.staticValid : this.staticInvalid).inc();
-      if (listed) return true;
-      if (mode === 'static') this.reject(caller.address, now);
+      if (this.deps.staticKeys()?.has(caller.workspace, caller.keyHash) === true) {
+        this.staticValid.inc();
+        return true;
+      }
+      if (mode === 'static') {
+        this.staticInvalid.inc();
+        this.reject(caller.address, now);
+      }
     }
     const verdict = this.deps.verdicts.peek(caller.workspace, caller.keyHash, now);
+    if (verdict === true) this.l1Valid.inc();
     if (verdict === false) {
       this.l1Invalid.inc();
       this.reject(caller.address, now);

@@ -40,7 +40,6 @@ export class StaticKeys {
     private readonly path: string,
     private readonly logger: Logger,
     private readonly now: () => number,
-    private readonly onReload: () => void,
   ) {
     this.load();
   }
@@ -62,8 +61,6 @@ export class StaticKeys {
       if (statSync(this.path).mtimeMs === this.mtimeMs) return;
       this.load();
       this.logger.info({ file: this.path }, 'key file reloaded');
-      // Cached verdicts may name keys the new file revoked.
-      this.onReload();
     } catch (error) {
       this.logger.error({ file: this.path, err: error }, 'key file reload failed; keeping the previous keys');
     }

@@ -43,7 +43,10 @@ export class Verdicts {
     return valid;
   }
 
-  /** Records a verdict learned from the upstream (or the key file) in both tiers. */
+  /**
+   * Records a verdict learned from the upstream in both tiers. The key file's verdicts are never
+   * recorded (key-check.ts): the file is asked on every request, so its changes apply within a second.
+   */
   record(workspace: WorkspaceId, keyHash: KeyHash, valid: boolean, now: number): void {
     const ttl = this.ttl();
     const lifetime = valid ? ttl.valid : ttl.invalid;
@@ -51,7 +54,7 @@ export class Verdicts {
     if (this.shared !== null) void this.shared.setVerdict(workspace, keyHash, valid, lifetime);
   }
 
-  /** Forgets every verdict (after a key file reload, so revoked keys stop working at once). */
+  /** Forgets every L1 verdict (after a reload that changes auth.validTtl or auth.invalidTtl). */
   clear(): void {
     this.l1.clear();
   }

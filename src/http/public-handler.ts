@@ -31,6 +31,11 @@ import { writeEntry, writeError, type ResponseContext } from './respond.js';
 import { ALLOW, matchRoute } from './route.js';
 
 const V1_PREFIX_LENGTH = '/api/external/v1'.length;
+/**
+ * Logged and counted for a request whose client went away before its answer (nginx's 499):
+ * every request gets its log line and its http_requests_total sample, answered or not.
+ */
+const CLIENT_CLOSED = 499;
 
 /** Collaborators of the public handler. */
 export interface PublicHandlerDeps {
@@ -135,10 +140,8 @@ export class PublicHandler {
       if (apiKey === undefined || apiKey === '') throw new GatewayError('MISSING_KEY');
       const address = this.clientAddress(req, config.server.trustProxy);
       const now = this.deps.clock.now();
-      if (typeof apiKey !== 'string' || !isKeyShaped(apiKey)) {
-        this.deps.keys.failed(address, now);
-        throw new GatewayError('INVALID_KEY');
-      }
+      // A malformed key is a failed key like any other: counted, and limited (429) the same way.
+      if (typeof apiKey !== 'string' || !isKeyShaped(apiKey)) this.deps.keys.reject(address, now);
       const parsed: Parsed = { workspace, resource: match.route, key, page, id, apiKey, keyHash: hashKey(apiKey), address };
       const verdict = this.deps.keys.known(parsed, config.auth.mode, now);
       const generation = this.deps.readThrough.generation(workspace);
@@ -180,7 +183,10 @@ export class PublicHandler {
         if (error instanceof GatewayError && error.code === 'INVALID_KEY') this.deps.keys.failed(parsed.address, this.deps.clock.now());
         throw error;
       }
-      if (res.destroyed) return;
+      if (res.destroyed) {
+        this.finish(req, trace, CLIENT_CLOSED, served.outcome, 'CLIENT_CLOSED');
+        return;
+      }
       const now = this.deps.clock.now();
       this.observeUrls(served.entry, now);
       const status = writeEntry(req, res, served.entry, served.outcome, now, trace.ctx);
@@ -205,11 +211,18 @@ export class PublicHandler {
     this.urlRemaining.observe((entry.urlDeadline + minRemaining - now) / 1000);
   }
 
+  /**
+   * The address the failed-key limiter counts against. Behind a trusted proxy it is the last
+   * X-Forwarded-For entry: the one that proxy appended for the peer it saw. Entries to its left
+   * are whatever the client sent, so a client choosing them would never be limited.
+   */
   private clientAddress(req: IncomingMessage, trustProxy: boolean): string {
     if (trustProxy) {
       const forwarded = req.headers['x-forwarded-for'];
-      const first = typeof forwarded === 'string' ? forwarded.split(',')[0]?.trim() : undefined;
-      if (first) return first;
+      if (typeof forwarded === 'string') {
+        const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
+        if (last !== '') return last;
+      }
     }
     return req.socket.remoteAddress ?? 'unknown';
   }
@@ -218,7 +231,10 @@ export class PublicHandler {
     const gatewayError = error instanceof GatewayError ? error : new GatewayError('INTERNAL', undefined, { cause: error });
     if (!(error instanceof GatewayError)) this.deps.logger.error({ err: error, reqId: trace.ctx.requestId }, 'unexpected error');
     if (res.headersSent || res.destroyed) {
+      // Too late for an error answer: the status already sent, or none for a client that left.
+      const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
       res.destroy();
+      this.finish(req, trace, status, 'none', gatewayError.code);
       return;
     }
     this.finish(req, trace, writeError(res, gatewayError, trace.ctx), 'none', gatewayError.code);

@@ -117,6 +117,7 @@ export class GatewayMetrics {
     help: 'API key verdicts by source (static, l1, l2, upstream, limiter) and result (valid, invalid, rate_limited).',
     labelNames: ['source', 'result'] as const,
     registers: [this.registry],
+    collect: this.batch.flush,
   });
 
   /** 1 while the Redis tier answers, 0 when down or not configured. */

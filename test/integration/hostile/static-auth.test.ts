@@ -9,6 +9,7 @@ import { configWith } from '../../../src/config/load.js';
 import { startSimulator } from '../../../src/sim/server.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 import { startGateway } from '../../helpers/gateway.js';
+import { sampleValue } from '../../helpers/promql-names.js';
 import { createKeyFile } from './key-file.js';
 
 const LIST = '/api/external/v2/recordings';
@@ -152,6 +153,12 @@ void t.test('both: the file first, then the upstream for keys it does not list',
   t.equal((await gw.get(`${LIST}?page_size=3`, { key: 'nobody-knows-me' })).status, 401);
   t.equal(sim.counters.total, before, 'then its invalid verdict is cached');
   t.equal((await gw.get(`${LIST}?page_size=3`, { workspace: 'globex', key: inFile! })).status, 401, 'listed for acme, not globex');
+  t.match((await gw.get(`${LIST}?page_size=3`, { key: upstreamOnly! })).headers['cache-status'], /hit/, 'the unlisted key again: its L1 verdict');
+  const metrics = (await gw.admin('/metrics')).text;
+  t.equal(sampleValue(metrics, 'recgw_auth_results_total', { source: 'static', result: 'valid' }), 1);
+  t.equal(sampleValue(metrics, 'recgw_auth_results_total', { source: 'static', result: 'invalid' }), 0, 'keys the file does not list were passed on, not refused by it');
+  t.equal(sampleValue(metrics, 'recgw_auth_results_total', { source: 'l1', result: 'valid' }), 1, 'the L1 verdict is counted');
+  t.equal(sampleValue(metrics, 'recgw_auth_results_total', { source: 'l1', result: 'invalid' }), 1);
 
   // Removed from the file but still valid upstream: in `both` mode the upstream may still vouch for it.
   file.writeKeys({ acme: [] });
@@ -159,7 +166,10 @@ void t.test('both: the file first, then the upstream for keys it does not list',
   t.equal((await gw.get(`${LIST}?page_size=3`, { key: inFile! })).status, 200, 'falls through to the upstream');
 });
 
-/** A gateway in static mode behind a trusted proxy (so tests choose client addresses), with a failed-key limit. */
+/**
+ * A gateway in static mode behind a trusted proxy, with a failed-key limit. Tests choose the client
+ * address as the last X-Forwarded-For entry, the one the proxy appends; entries before it are the client's.
+ */
 async function limitedGateway(t: Test, failedKeyLimit: Record<string, unknown>) {
   const clock = new FakeClock();
   const sim = await startSimulator({ clock });
@@ -175,7 +185,7 @@ async function limitedGateway(t: Test, failedKeyLimit: Record<string, unknown>) 
 
 void t.test('failed keys from one address: 429 after the limit, Retry-After counts down, the window resets', async (t) => {
   const { clock, sim, gw } = await limitedGateway(t, { attempts: 3, window: '1m' });
-  const from = (address: string, key: string) => gw.get(LIST, { key, headers: { 'x-forwarded-for': `${address}, 10.0.0.1` } });
+  const from = (address: string, key: string) => gw.get(LIST, { key, headers: { 'x-forwarded-for': `10.0.0.1, ${address}` } });
   for (let i = 0; i < 3; i++) t.equal((await from('203.0.113.7', `wrong-${i}`)).status, 401, `failure ${i + 1} of 3 is a 401`);
   const limited = await from('203.0.113.7', 'wrong-3');
   t.equal(limited.status, 429, 'the next failure is limited');
@@ -191,6 +201,31 @@ void t.test('failed keys from one address: 429 after the limit, Retry-After coun
   clock.advance(1_000);
   t.equal((await from('203.0.113.7', 'wrong-6')).status, 401, 'a new window: failures are counted afresh');
   t.equal(sim.counters.requests.length, 1, 'only the valid request reached the upstream');
+});
+
+void t.test('a client that varies the X-Forwarded-For entries it writes is still limited by the one the proxy appended', async (t) => {
+  const { gw } = await limitedGateway(t, { attempts: 3, window: '1m' });
+  const guess = (i: number) => gw.get(LIST, { key: `wrong-${i}`, headers: { 'x-forwarded-for': `192.0.2.${i}, 198.51.100.${i}, 203.0.113.7` } });
+  for (let i = 0; i < 3; i++) t.equal((await guess(i)).status, 401, `failure ${i + 1} of 3 is a 401`);
+  const limited = await guess(3);
+  t.equal(limited.status, 429, 'new leading entries do not make a new client');
+  t.equal(limited.headers['retry-after'], '60');
+});
+
+void t.test('malformed keys are failed keys: counted and limited like any other, 429 with Retry-After', async (t) => {
+  const { sim, gw } = await limitedGateway(t, { attempts: 2, window: '1m' });
+  const from = (key: string) => gw.get(LIST, { key, headers: { 'x-forwarded-for': '203.0.113.9' } });
+  for (const key of ['has a space', 'x'.repeat(257)]) {
+    const res = await from(key);
+    t.equal(res.status, 401, 'a malformed key is a 401');
+    t.equal(res.json().code, 'INVALID_KEY');
+  }
+  const limited = await from('has a space');
+  t.equal(limited.status, 429, 'the next malformed key is limited');
+  t.equal(limited.json().code, 'TOO_MANY_FAILED_KEYS');
+  t.equal(limited.headers['retry-after'], '60');
+  t.equal((await from('wrong-but-well-formed')).status, 429, 'and so is any other failed key from that address');
+  t.equal(sim.counters.total, 0, 'not one upstream call');
 });
 
 void t.test('the limiter\'s memory is bounded: 10k distinct addresses keep at most maxClients', async (t) => {
