@@ -30,7 +30,7 @@ export function recordingKey(id: string): ResourceKey {
 }
 
 /** True for list-page keys (they carry the list generation too). */
-export function isListKey(key: ResourceKey): boolean {
+function isListKey(key: ResourceKey): boolean {
   return key.charCodeAt(0) === 108; // 'l'
 }
 
@@ -43,9 +43,4 @@ export function generationTag(key: ResourceKey, generation: Generation): string 
 export function l1Key(workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
   const tag = generationTag(key, generation);
   return generation.epoch ? `${workspace}\n${generation.epoch}/${tag}\n${key}` : `${workspace}\n${tag}\n${key}`;
-}
-
-/** The Redis (L2) key; the workspace is a Cluster hash tag so one workspace's keys share a slot. */
-export function l2Key(prefix: string, workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
-  return `${prefix}:{${workspace}}:${generationTag(key, generation)}:${key}`;
 }

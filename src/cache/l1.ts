@@ -73,9 +73,4 @@ export class L1Cache {
   get bytes(): number {
     return this.lru.calculatedSize;
   }
-
-  /** Drops everything (tests, shutdown). */
-  clear(): void {
-    this.lru.clear();
-  }
 }

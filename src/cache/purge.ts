@@ -9,6 +9,7 @@ import { isBehind, type Generations } from './generations.js';
 import { l1Key, recordingKey, type Generation, type ResourceKey } from './keys.js';
 import type { L1Cache } from './l1.js';
 import type { ReadThrough } from './read-through.js';
+import { ownKey } from './recording-values.js';
 import type { PurgeEvent, SharedTier } from './shared-tier.js';
 
 /** The purge service. */
@@ -32,7 +33,7 @@ export class Purger {
       this.apply({ workspace, generation, keys });
       return generation;
     }
-    const before = this.generations.peek(workspace) ?? (await this.generations.load(workspace));
+    const before = await this.readThrough.generation(workspace);
     for (const key of keys) this.l1.delete(l1Key(workspace, before, key));
     return this.generations.bump(workspace, keys.length === 0 ? 'all' : 'list');
   }
@@ -62,9 +63,9 @@ export class Purger {
   private async keysOf(workspace: WorkspaceId, id: string): Promise<ResourceKey[]> {
     const asked = recordingKey(id);
     const keys = new Set<ResourceKey>([asked]);
-    const generation = this.generations.peek(workspace) ?? (await this.generations.load(workspace));
+    const generation = await this.readThrough.generation(workspace);
     const entry = this.readThrough.readL1(workspace, generation, asked) ?? (await this.readThrough.readL2(workspace, generation, asked));
-    if (entry?.recordingId) keys.add(recordingKey(entry.recordingId.toLowerCase()));
+    if (entry !== undefined) keys.add(ownKey(entry, asked));
     if (entry?.linkId) keys.add(recordingKey(entry.linkId));
     return [...keys];
   }

@@ -14,12 +14,12 @@ import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry.js';
 import type { EntryFactory } from './entry-factory.js';
 import type { Generations } from './generations.js';
-import { l1Key, recordingKey, type Generation, type ResourceKey } from './keys.js';
+import { l1Key, type Generation, type ResourceKey } from './keys.js';
 import type { L1Cache } from './l1.js';
 import type { Lookup, Served } from './lookup.js';
 import type { Settings } from './settings.js';
 import type { SharedTier } from './shared-tier.js';
-import { aliasTo, recordingValues } from './recording-values.js';
+import { ownKey, recordingValues, valuesAskedBy } from './recording-values.js';
 import { Tiers } from './tiers.js';
 import { UrlGuard } from './url-guard.js';
 
@@ -61,7 +61,7 @@ export class ReadThrough {
   hit(lookup: Lookup, generation: Generation, now: number): CacheEntry | undefined {
     const entry = this.readL1(lookup.workspace, generation, lookup.key);
     if (entry === undefined || now >= entry.freshUntil || now >= entry.urlDeadline) return undefined;
-    this.tiers.onL1Hit(lookup, generation, entry, now);
+    this.tiers.onL1Hit(lookup, generation, entry);
     // Re-signing is due soon: do it once in the background; this entry is still good to serve.
     // Strictly after resignAt: at that instant applyUrlPolicy still leaves the URL alone, so a
     // re-sign then would rebuild and store the entry unchanged and the window would stay open.
@@ -101,7 +101,7 @@ export class ReadThrough {
     if (now < entry.urlDeadline) {
       if (now < entry.freshUntil) {
         metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'hit' });
-        if (tier === 'l1') this.tiers.onL1Hit(lookup, generation, entry, now);
+        if (tier === 'l1') this.tiers.onL1Hit(lookup, generation, entry);
         if (now > entry.resignAt) this.urls.resignLater(lookup, generation, entry);
         return { entry, outcome: 'hit' };
       }
@@ -173,8 +173,10 @@ export class ReadThrough {
     const outcome = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
     if (outcome.state === 'acquired') return { release: () => outcome.release() };
     if (outcome.state === 'unavailable') return {};
-    const giveUpAt = clock.now() + lock.wait;
-    while (clock.now() < giveUpAt) {
+    // Bounded by a count of polls, not by the clock: the polls sleep in real time, and an
+    // injected clock need not move while they do.
+    const polls = Math.ceil(lock.wait / LOCK_POLL_MS);
+    for (let poll = 0; poll < polls; poll++) {
       await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
       const shared = await this.readL2(lookup.workspace, generation, lookup.key);
       if (shared !== undefined && clock.now() < shared.freshUntil && clock.now() < shared.urlDeadline) {
@@ -225,20 +227,21 @@ export class ReadThrough {
       return { entry: list, outcome: 'miss' };
     }
     const entry = factory.recording(lookup.workspace, answer.body as Recording, now);
-    const values = recordingValues(entry);
-    // Asked by another spelling than its UUID or link code: point that key at the entry too.
-    if (!values.some(([key]) => key === lookup.key)) values.push([lookup.key, aliasTo(entry)]);
-    this.store(lookup.workspace, generation, values);
+    // Asked by another spelling than its UUID or link code: that key points at the entry too.
+    this.store(lookup.workspace, generation, valuesAskedBy(entry, lookup.key));
     return { entry, outcome: 'miss' };
   }
 
-  /** stale-if-error: the last good copy for a verified key while the upstream fails. */
+  /**
+   * stale-if-error: the last good copy for a verified key while the upstream fails. Not counted
+   * as a lookup again: judge counted the entry (a miss), and the request's outcome is in
+   * recgw_http_request_duration_seconds{cache="stale-error"}.
+   */
   private async staleOnError(lookup: Lookup, generation: Generation, fallback: CacheEntry | undefined, error: unknown): Promise<Served> {
     if (!(error instanceof GatewayError)) throw error;
     const now = this.deps.clock.now();
     const sie = this.deps.settings().timings.for(lookup.workspace).staleIfError;
     if (!lookup.verified || fallback === undefined || !(error instanceof UpstreamError) || now >= fallback.freshUntil + sie) throw error;
-    this.deps.metrics.cacheLookups.inc({ resource: lookup.resource, tier: 'l1', result: 'stale' });
     // Its URLs may have run short meanwhile: re-sign, or serve them as null, never expired.
     const entry = await this.urls.servable(lookup, generation, fallback, now);
     return { entry, outcome: 'stale-error', errorStatus: error.status };
@@ -247,8 +250,7 @@ export class ReadThrough {
   /** stale-while-revalidate: one background fetch; its failure only matters to the log. */
   private refreshLater(lookup: Lookup, generation: Generation, stale: CacheEntry): void {
     // Keyed by the stale entry: a recording read by UUID and by link code is one entry, refreshed once.
-    const own = stale.recordingId === null ? lookup.key : recordingKey(stale.recordingId.toLowerCase());
-    const flightKey = l1Key(lookup.workspace, generation, own);
+    const flightKey = l1Key(lookup.workspace, generation, ownKey(stale, lookup.key));
     if (this.flights.has(flightKey)) return;
     const flight = this.fromUpstream(lookup, generation, undefined).finally(() => this.flights.delete(flightKey));
     this.flights.set(flightKey, flight);

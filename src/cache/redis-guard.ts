@@ -9,13 +9,11 @@ import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** The `op` label values of recgw_redis_errors_total. */
-export type RedisOp = 'get' | 'set' | 'verdict' | 'lock' | 'generation' | 'purge' | 'publish' | 'subscribe';
+export type RedisOp = 'get' | 'set' | 'verdict' | 'lock' | 'generation' | 'purge' | 'subscribe';
 
 /** Redis could not run a command that must not be skipped silently (a purge). */
 export class RedisUnavailableError extends Error {
   override name = 'RedisUnavailableError';
-  /** Stable code for callers that classify errors (the admin purge answers 503). */
-  readonly code = 'REDIS_UNAVAILABLE';
 }
 
 /** Settings of a guard; all but the collaborators have defaults. */

@@ -1,14 +1,19 @@
 /**
- * Redis key names beside the cached values (which use keys.ts l2Key): verdicts, locks, the
- * generation hash and the purge channel. Each starts `<prefix>:{<workspace>}` like l2Key, so in
- * a Cluster all of one workspace's keys share a slot and can go in one MULTI or pipeline.
+ * Redis key names: cached values, verdicts, locks, the generation hash and the purge channel.
+ * Each key starts `<prefix>:{<workspace>}`, so in a Cluster all of one workspace's keys share a
+ * slot and can go in one MULTI, pipeline or script.
  */
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import { generationTag, type Generation, type ResourceKey } from './keys.js';
 
 /** The common head of every key of one workspace; the braces are the Cluster hash tag. */
-export function workspaceHead(prefix: string, workspace: WorkspaceId): string {
+function workspaceHead(prefix: string, workspace: WorkspaceId): string {
   return `${prefix}:{${workspace}}`;
+}
+
+/** Where a cached value (entry or alias) is kept, under the generation tag of its resource. */
+export function l2Key(prefix: string, workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
+  return `${workspaceHead(prefix, workspace)}:${generationTag(key, generation)}:${key}`;
 }
 
 /** Where a key verdict ("1" valid, "0" invalid) is kept, by the key's SHA-256 only. */

@@ -5,14 +5,17 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { asWorkspaceId } from '../brands.js';
+import { asWorkspaceId, type WorkspaceId } from '../brands.js';
 import type { ResourceKey } from './keys.js';
 import type { RedisGuard } from './redis-guard.js';
 import type { PurgeEvent } from './shared-tier.js';
 
-/** The JSON published for a purge. */
-export function encodePurgeEvent(event: PurgeEvent): string {
-  return JSON.stringify({ workspace: event.workspace, generation: { all: event.generation.all, list: event.generation.list }, keys: event.keys });
+/**
+ * The JSON published for a purge, cut around its two counters (`all`, then `list`): the purge
+ * script puts in the counters it has just moved, so the move and its announcement are one step.
+ */
+export function purgeEventParts(workspace: WorkspaceId, keys: readonly ResourceKey[]): [head: string, between: string, tail: string] {
+  return [`{"workspace":${JSON.stringify(workspace)},"generation":{"all":`, ',"list":', `},"keys":${JSON.stringify(keys)}}`];
 }
 
 function isCounter(value: unknown): value is number {
@@ -20,7 +23,7 @@ function isCounter(value: unknown): value is number {
 }
 
 /** Parses a published purge; anything malformed or foreign gives undefined (and is ignored). */
-export function decodePurgeEvent(message: string): PurgeEvent | undefined {
+function decodePurgeEvent(message: string): PurgeEvent | undefined {
   let raw: unknown;
   try {
     raw = JSON.parse(message);

@@ -11,12 +11,12 @@ import { systemClock, type Clock } from '../clock.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { StoredValue } from './entry.js';
 import { decodeStored, encodeStored } from './entry-codec.js';
-import { l2Key, type Generation, type ResourceKey } from './keys.js';
+import type { Generation, ResourceKey } from './keys.js';
 import { createRedisClient, type RedisConfig } from './redis-connection.js';
 import { RedisGuard } from './redis-guard.js';
 import { WriteBacklog, type PendingWrite } from './redis-write-backlog.js';
-import { generationKey, lockKey, purgeChannel, verdictKey } from './redis-keys.js';
-import { encodePurgeEvent, startPurgeBus } from './redis-purge-bus.js';
+import { generationKey, l2Key, lockKey, purgeChannel, verdictKey } from './redis-keys.js';
+import { purgeEventParts, startPurgeBus } from './redis-purge-bus.js';
 import type { LockOutcome, PurgeEvent, SharedTier } from './shared-tier.js';
 
 /** Collaborators of the Redis tier. */
@@ -30,6 +30,26 @@ export interface RedisTierDeps {
 /** Deletes the lock only while it still holds our token, so a late release cannot free another holder's lock. */
 const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
+/**
+ * A purge as one atomic step, so the generation never moves without its announcement (a PUBLISH
+ * after the move could fail alone and leave every instance on the old generation). A MULTI
+ * cannot do it: the announcement carries the counters the increment produces.
+ * KEYS[1] the generation hash, KEYS[2..] recording values to delete; ARGV the field to move, the
+ * channel, and the announcement's three parts around its counters (purgeEventParts).
+ */
+const PURGE_SCRIPT = `
+if #KEYS > 1 then redis.call('del', unpack(KEYS, 2)) end
+redis.call('hincrby', KEYS[1], ARGV[1], 1)
+local fields = redis.call('hmget', KEYS[1], 'all', 'list')
+local function counter(raw)
+  if raw and string.match(raw, '^[1-9]%d*$') then return raw end
+  return '0'
+end
+local all, list = counter(fields[1]), counter(fields[2])
+redis.call('publish', ARGV[2], ARGV[3] .. all .. ARGV[4] .. list .. ARGV[5])
+return {all, list}
+`;
+
 function counter(raw: string | null | undefined): number {
   const value = Number(raw ?? 0);
   return Number.isSafeInteger(value) && value >= 0 ? value : 0;
@@ -39,7 +59,7 @@ function toGeneration(fields: ReadonlyArray<string | null> | undefined): Generat
   return { all: counter(fields?.[0]), list: counter(fields?.[1]) };
 }
 
-/** The reply of the last command of a MULTI, or a throw when the transaction or that command failed. */
+/** The reply of the last command of a pipeline, or a throw when it or any of its commands failed. */
 function lastReply(replies: Array<[Error | null, unknown]> | null): unknown {
   const last = replies?.at(-1);
   if (last === undefined) throw new Error('transaction aborted');
@@ -186,24 +206,20 @@ class RedisTier implements SharedTier {
   async purge(workspace: WorkspaceId, keys: readonly ResourceKey[]): Promise<Generation> {
     this.#loaded.add(workspace);
     const hash = generationKey(this.#prefix, workspace);
-    const generation = await this.#guard.run('purge', async () => {
-      const multi = this.#client.multi();
-      if (keys.length === 0) {
-        // Moving `all` orphans every value of the workspace at once; they expire on their own.
-        multi.hincrby(hash, 'all', 1);
-      } else {
+    return this.#guard.run('purge', async () => {
+      let doomed: string[] = [];
+      if (keys.length > 0) {
         // Recording values are tagged by `all` only; a workspace purge racing this one moves
         // `all` and orphans them anyway, so reading it first is enough.
         const current = toGeneration(await this.#client.hmget(hash, 'all', 'list'));
-        multi.del(...keys.map((key) => l2Key(this.#prefix, workspace, current, key)));
-        // List pages may hold the purged recordings: move their generation too.
-        multi.hincrby(hash, 'list', 1);
+        doomed = keys.map((key) => l2Key(this.#prefix, workspace, current, key));
       }
-      multi.hmget(hash, 'all', 'list');
-      return toGeneration(lastReply(await multi.exec()) as Array<string | null>);
+      // No keys: moving `all` orphans every value of the workspace at once; they expire on their
+      // own. Keys: list pages may hold the purged recordings, so their generation moves too.
+      const field = keys.length === 0 ? 'all' : 'list';
+      const reply = await this.#client.eval(PURGE_SCRIPT, 1 + doomed.length, hash, ...doomed, field, purgeChannel(this.#prefix), ...purgeEventParts(workspace, keys));
+      return toGeneration(reply as Array<string | null>);
     });
-    await this.#guard.run('publish', () => this.#client.publish(purgeChannel(this.#prefix), encodePurgeEvent({ workspace, generation, keys })));
-    return generation;
   }
 
   onRestored(listener: () => void): void {

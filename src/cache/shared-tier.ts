@@ -30,7 +30,8 @@ export interface SharedTier {
   loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined>;
   /**
    * Purges a workspace (no keys: moves `all`) or some recording keys (deletes them, moves `list`),
-   * and announces it to every instance. Rejects when Redis is unavailable, so the operator knows.
+   * and announces it to every instance, in one step: Redis never moves without announcing.
+   * Rejects when Redis is unavailable, so the operator knows.
    */
   purge(workspace: WorkspaceId, keys: readonly ResourceKey[]): Promise<Generation>;
   /** Subscribes to purges announced by any instance, this one included; also called after a reconnect with the fresh generations. */

@@ -8,10 +8,10 @@ import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import type { CacheEntry, StoredValue } from './entry.js';
 import type { EntryFactory } from './entry-factory.js';
-import { l1Key, recordingKey, type Generation, type ResourceKey } from './keys.js';
+import { l1Key, type Generation, type ResourceKey } from './keys.js';
 import type { L1Cache } from './l1.js';
 import type { Lookup } from './lookup.js';
-import { aliasTo, recordingValues } from './recording-values.js';
+import { ownKey, valuesAskedBy, valuesFor } from './recording-values.js';
 import type { Settings } from './settings.js';
 import type { SharedTier } from './shared-tier.js';
 
@@ -33,36 +33,38 @@ export class Tiers {
   /** Entries being compressed, so a burst of hits starts one compression. */
   private readonly compressing = new WeakSet<CacheEntry>();
   /**
-   * After Redis comes back (possibly restarted empty), each entry still in L1 is written back
-   * to it on its first hit, for as long as an entry stored before could still be served. An
-   * entry that lived only in L1 would otherwise have no stale copy left once the LRU evicts it.
+   * After Redis comes back (possibly restarted empty), each entry stored before that is written
+   * back to it once, on its first hit. An entry that lived only in L1 would otherwise have no
+   * stale copy left once the LRU evicts it. No window to compute: an entry is only hit while
+   * its own staleUntil allows (readL1 checks it), whatever its workspace's TTLs.
    */
-  private rewarmUntil = -Infinity;
+  private restoredAt = -Infinity;
   private rewarmed = new WeakSet<CacheEntry>();
 
   constructor(private readonly deps: TiersDeps) {
     // Start a moment later: the same event makes every instance reload its purge generations,
     // and an entry written back before a reset generation is adopted would carry old numbers.
-    deps.l2?.onRestored(() => setTimeout(() => this.startRewarm(deps.clock.now()), REWARM_DELAY_MS).unref());
+    deps.l2?.onRestored(() => setTimeout(() => this.restored(deps.clock.now()), REWARM_DELAY_MS).unref());
   }
 
   /** Upkeep on an L1 hit: write-back after a Redis restart, encodings not made yet. */
-  onL1Hit(lookup: Lookup, generation: Generation, entry: CacheEntry, now: number): void {
-    if (this.rewarmUntil > now) this.rewarm(lookup, generation, entry);
-    if (entry.gzip === null) this.compressOnHit(lookup, generation, entry);
+  onL1Hit(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
+    if (entry.storedAt < this.restoredAt) this.rewarm(lookup, generation, entry);
+    // Recordings of a list page are stored without encodings (most are never asked for on their
+    // own): their first hit adds them. compressLater returns at once for entries too small.
+    this.compressLater(lookup.workspace, generation, lookup.key, entry);
   }
 
-  /** Starts a write-back window (called when the shared tier is restored). */
-  private startRewarm(now: number): void {
-    const { config } = this.deps.settings();
-    this.rewarmUntil = now + Math.max(config.cache.ttl.list, config.cache.ttl.recording) + Math.max(config.cache.staleWhileRevalidate, config.cache.staleIfError);
+  /** Entries stored before `at` are written back on their next hit (called when the shared tier is restored). */
+  private restored(at: number): void {
+    this.restoredAt = at;
     this.rewarmed = new WeakSet();
   }
 
   private rewarm(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
     if (this.deps.l2 === null || this.rewarmed.has(entry)) return;
     this.rewarmed.add(entry);
-    void this.deps.l2.set(lookup.workspace, generation, entry.recordingId === null ? [[lookup.key, entry]] : recordingValues(entry));
+    void this.deps.l2.set(lookup.workspace, generation, valuesFor(entry, lookup.key));
   }
 
   /**
@@ -83,23 +85,16 @@ export class Tiers {
   }
 
   /**
-   * Compresses an entry on its first hit when it was stored without encodings (the recordings
-   * of a list page are: most of them are never asked for on their own).
+   * Adds the gzip and brotli encodings to an entry stored without them, unless it is below
+   * compressMinBytes (such entries keep gzip null, so this is asked again on each of their hits
+   * and must stay this cheap before it decides). Runs once the entry is stored and answered, and
+   * stores the result in both tiers if the entry is still the one cached (not replaced, purged
+   * or evicted). Until then, clients asking for compression get the identity body.
    */
-  private compressOnHit(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
-    if (entry.gzip !== null || entry.body.length < this.deps.settings().config.cache.compressMinBytes) return;
-    const own = entry.recordingId === null ? lookup.key : recordingKey(entry.recordingId.toLowerCase());
-    this.compressLater(lookup.workspace, generation, own, entry);
-  }
-
-  /**
-   * Adds the gzip and brotli encodings once an entry is stored and answered, and stores the
-   * result in both tiers if the entry is still the one cached (not replaced, purged or evicted).
-   * Until then, clients asking for compression get the identity body.
-   */
-  private compressLater(workspace: WorkspaceId, generation: Generation, key: ResourceKey, value: CacheEntry): void {
+  private compressLater(workspace: WorkspaceId, generation: Generation, asked: ResourceKey, value: CacheEntry): void {
     if (value.gzip !== null || value.body.length < this.deps.settings().config.cache.compressMinBytes || this.compressing.has(value)) return;
     this.compressing.add(value);
+    const key = ownKey(value, asked);
     this.deps.factory.compressed(value).then(
       (packed) => {
         const name = l1Key(workspace, generation, key);
@@ -113,11 +108,7 @@ export class Tiers {
 
   /** Stores an entry read from L2 in L1, under its UUID, its link code and the key it was asked by. */
   storeL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey, entry: CacheEntry): void {
-    const values = entry.recordingId === null ? [[key, entry] as const] : recordingValues(entry);
-    for (const [k, value] of values) this.deps.l1.set(l1Key(workspace, generation, k), value);
-    if (entry.recordingId !== null && !values.some(([k]) => k === key)) {
-      this.deps.l1.set(l1Key(workspace, generation, key), aliasTo(entry));
-    }
+    for (const [k, value] of valuesAskedBy(entry, key)) this.deps.l1.set(l1Key(workspace, generation, k), value);
   }
 
   /** Reads L1, following one alias hop; entries past stale-until are dropped. */

@@ -8,9 +8,9 @@ import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import type { CacheEntry, StoredValue } from './entry.js';
 import type { EntryFactory } from './entry-factory.js';
-import { l1Key, recordingKey, type Generation, type ResourceKey } from './keys.js';
+import { l1Key, type Generation, type ResourceKey } from './keys.js';
 import type { Lookup } from './lookup.js';
-import { recordingValues } from './recording-values.js';
+import { ownKey, valuesFor } from './recording-values.js';
 import type { Settings } from './settings.js';
 
 /** Collaborators of the guard. */
@@ -43,8 +43,7 @@ export class UrlGuard {
   resignNow(lookup: Lookup, generation: Generation, entry: CacheEntry): Promise<CacheEntry | undefined> {
     // Keyed by the entry, not the request: hits by UUID and by link code reach one recording
     // entry, and must share one re-sign.
-    const own = entry.recordingId === null ? lookup.key : recordingKey(entry.recordingId.toLowerCase());
-    const key = l1Key(lookup.workspace, generation, own);
+    const key = l1Key(lookup.workspace, generation, ownKey(entry, lookup.key));
     let running = this.resigning.get(key);
     if (running === undefined) {
       running = this.resign(lookup, generation, entry).finally(() => this.resigning.delete(key));
@@ -68,8 +67,7 @@ export class UrlGuard {
       // Yield first: a re-sign started by a hit runs after that hit is answered.
       await new Promise((resolve) => setImmediate(resolve));
       const resigned = this.deps.factory.resign(lookup.workspace, lookup.resource, entry, this.deps.clock.now());
-      const values = resigned.recordingId === null ? [[lookup.key, resigned] as const] : recordingValues(resigned);
-      this.deps.store(lookup.workspace, generation, values);
+      this.deps.store(lookup.workspace, generation, valuesFor(resigned, lookup.key));
       return resigned;
     } catch (error) {
       this.deps.logger.warn({ workspace: lookup.workspace, resource: lookup.resource, err: error }, 're-signing failed');

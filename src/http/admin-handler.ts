@@ -97,7 +97,7 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       return send(res, 200, { purged: { workspace, recording }, generation });
     } catch (error) {
       deps.logger.error({ workspace, err: error }, 'purge failed');
-      return send(res, 503, { error: 'Purge could not reach the shared cache; nothing was purged', code: 'PURGE_UNAVAILABLE' });
+      return send(res, 503, { error: 'Purge could not be confirmed by the shared cache; retry (a repeated purge is harmless)', code: 'PURGE_UNAVAILABLE' });
     }
   };
 

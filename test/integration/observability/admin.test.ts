@@ -130,3 +130,18 @@ void t.test('Redis down is degraded, still ready; redis_up follows the connectio
   t.match((await gw.admin('/metrics')).text, /^recgw_redis_up 0$/m);
   t.equal((await gw.get(LIST)).status, 200, 'requests are still served');
 });
+
+void t.test('purge with Redis down: 503 PURGE_UNAVAILABLE, and this instance purged nothing either', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const gw = await startGateway(t, { redisUrl: redis.url, config: { cache: { redis: { keyPrefix: redis.keyPrefix } } } });
+  await waitFor(() => gw.app.l2?.up === true, 5000, 'redis up');
+  await gw.get(LIST);
+  await redis.stop();
+  await waitFor(() => gw.app.l2?.up === false, 5000, 'redis down noticed');
+  const res = await gw.admin('/admin/purge', { method: 'POST', body: '{"workspace":"acme"}', headers: BEARER });
+  t.equal(res.status, 503);
+  t.same(res.json(), { error: 'Purge could not be confirmed by the shared cache; retry (a repeated purge is harmless)', code: 'PURGE_UNAVAILABLE' });
+  const calls = gw.sim.counters.total;
+  t.match((await gw.get(LIST)).headers['cache-status'], /hit/, 'the list is still cached here');
+  t.equal(gw.sim.counters.total, calls);
+});

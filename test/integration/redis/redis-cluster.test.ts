@@ -2,8 +2,8 @@
 import t from 'tap';
 import { Cluster } from 'ioredis';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
-import { l2Key, listKey, recordingKey, type Generation } from '../../../src/cache/keys.js';
-import { generationKey, lockKey, verdictKey } from '../../../src/cache/redis-keys.js';
+import { listKey, recordingKey, type Generation } from '../../../src/cache/keys.js';
+import { generationKey, l2Key, lockKey, verdictKey } from '../../../src/cache/redis-keys.js';
 import type { PurgeEvent } from '../../../src/cache/shared-tier.js';
 import { startRedisCluster } from '../../helpers/redis-cluster.js';
 import { waitFor } from '../../helpers/redis.js';

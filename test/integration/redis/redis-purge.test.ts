@@ -2,9 +2,9 @@
 import t from 'tap';
 import { Redis } from 'ioredis';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { listKey, recordingKey, type Generation, l2Key } from '../../../src/cache/keys.js';
+import { listKey, recordingKey, type Generation } from '../../../src/cache/keys.js';
 import type { PurgeEvent } from '../../../src/cache/shared-tier.js';
-import { purgeChannel } from '../../../src/cache/redis-keys.js';
+import { l2Key, purgeChannel } from '../../../src/cache/redis-keys.js';
 import { getRedis, waitFor } from '../../helpers/redis.js';
 import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
 
