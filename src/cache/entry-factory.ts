@@ -10,7 +10,7 @@ import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 import type { WorkspaceId } from '../brands.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ListPage, Recording } from '../recording.js';
-import { applyUrlPolicy, nullExpiredUrls, urlMargin, type UrlPolicyResult } from '../signing/url-policy.js';
+import { applyUrlPolicy, mergeFacts, urlMargin, type UrlFacts, type UrlPolicyResult } from '../signing/url-policy.js';
 import type { Resource } from '../upstream/types.js';
 import type { CacheEntry } from './entry.js';
 import type { Settings } from './settings.js';
@@ -59,25 +59,6 @@ function pack(body: Buffer, gz: Buffer, br: Buffer): [Buffer, Buffer, Buffer] {
 }
 
 const NOT_FOUND_BODY = Buffer.from(JSON.stringify({ error: 'Recording not found', code: 'RECORDING_NOT_FOUND' }));
-
-/** What the URL policy found across the recordings of one body. */
-interface UrlFacts {
-  urlDeadline: number;
-  resignAt: number;
-  hasUnknown: boolean;
-}
-
-function mergeFacts(results: readonly UrlPolicyResult[]): UrlFacts {
-  let urlDeadline = Infinity;
-  let resignAt = Infinity;
-  let hasUnknown = false;
-  for (const result of results) {
-    urlDeadline = Math.min(urlDeadline, result.urlDeadline);
-    resignAt = Math.min(resignAt, result.resignAt);
-    hasUnknown ||= result.hasUnknown;
-  }
-  return { urlDeadline, resignAt, hasUnknown };
-}
 
 /**
  * Strong ETag of a body: 27 base64url characters of its SHA-1 (collision-resistant enough to
@@ -133,12 +114,11 @@ export class EntryFactory {
   }
 
   /**
-   * The entry with its gzip and brotli encodings, when its body is large enough to be worth
-   * them. Run after the entry is stored and answered: compressing a 30 KB page costs about a
-   * millisecond, which a miss should not wait for.
+   * The entry with its gzip and brotli encodings. Tiers.compressLater decides whether a body is
+   * large enough to be worth them and runs this after the entry is stored and answered:
+   * compressing a 30 KB page costs about a millisecond, which a miss should not wait for.
    */
   async compressed(entry: CacheEntry): Promise<CacheEntry> {
-    if (entry.gzip !== null || entry.body.length < this.settings().config.cache.compressMinBytes) return entry;
     const options = compressionOptions(entry.body.length);
     const [gz, br] = await Promise.all([gzipAsync(entry.body, options.gzip), brotliAsync(entry.body, options.brotli)]);
     const [body, gzipped, brotli] = pack(entry.body, gz, br);
@@ -186,9 +166,12 @@ export class EntryFactory {
    * when URLs can be neither re-signed nor refreshed (upstream down, no signer).
    */
   withUrlsNulled(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): CacheEntry {
-    const minRemaining = this.settings().config.signing.minRemaining;
+    const { minRemaining, validity } = this.settings().config.signing;
     const parsed = JSON.parse(entry.body.toString('utf8')) as ListPage | Recording;
-    nullExpiredUrls(resource === 'list' ? (parsed as ListPage).recordings : [parsed as Recording], minRemaining, now);
+    // The policy without a signer only nulls. Its facts are not needed: the entry keeps its own instants.
+    for (const recording of resource === 'list' ? (parsed as ListPage).recordings : [parsed as Recording]) {
+      applyUrlPolicy(recording, { signer: null, minRemaining, validity }, now);
+    }
     const body = bodyBytes(JSON.stringify(parsed));
     const rebuilt = this.build(workspace, resource, body, { urlDeadline: Infinity, resignAt: Infinity, hasUnknown: false }, now, entry.storedAt, null);
     return { ...rebuilt, freshUntil: entry.freshUntil, staleUntil: entry.staleUntil, recordingId: entry.recordingId, linkId: entry.linkId };
@@ -196,7 +179,7 @@ export class EntryFactory {
 
   private applyPolicy(recording: Recording, now: number): UrlPolicyResult {
     const { config, signer } = this.settings();
-    const result = applyUrlPolicy([recording], { signer, minRemaining: config.signing.minRemaining, validity: config.signing.validity }, now);
+    const result = applyUrlPolicy(recording, { signer, minRemaining: config.signing.minRemaining, validity: config.signing.validity }, now);
     if (signer !== null) {
       if (result.resigned > 0) this.metrics.resigns.inc({ scheme: signer.scheme, result: 'ok' }, result.resigned);
       if (result.resignErrors > 0) this.metrics.resigns.inc({ scheme: signer.scheme, result: 'error' }, result.resignErrors);

@@ -86,12 +86,27 @@ function describe(issue: z.core.$ZodIssue, sources: ReadonlyMap<string, string>)
 }
 
 /**
- * Validates a merged raw config; throws one ConfigError naming every bad key path. `sources` maps
- * key paths set from the environment to their variable, so a bad PORT is reported as such.
+ * Checks between the config and the environment. They live here, not in the schema, so they see
+ * the environment the caller passed (the one the app will read), not necessarily process.env.
  */
-export function validateConfig(raw: unknown, sources: ReadonlyMap<string, string> = new Map()): Config {
+function envProblems(config: Config, env: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  if (config.upstream.auth === 'service-key' && config.upstream.serviceKeyFile === null && !env['UPSTREAM_SERVICE_KEY']) {
+    problems.push('upstream.serviceKeyFile: required with upstream.auth service-key (or set UPSTREAM_SERVICE_KEY)');
+  }
+  return problems;
+}
+
+/**
+ * Validates a merged raw config; throws one ConfigError naming every bad key path. `sources` maps
+ * key paths set from the environment to their variable, so a bad PORT is reported as such; `env`
+ * is the environment the app will run with (buildApp's deps.env), for checks that depend on it.
+ */
+export function validateConfig(raw: unknown, sources: ReadonlyMap<string, string> = new Map(), env: NodeJS.ProcessEnv = process.env): Config {
   const result = configSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(result.error.issues.flatMap((issue) => describe(issue, sources)));
+  const problems = envProblems(result.data, env);
+  if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(result.data);
 }
 
@@ -106,7 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const file = env['GATEWAY_CONFIG'];
   if (file) raw = mergeConfig(raw, readYaml(file, 'GATEWAY_CONFIG'));
   const { over, sources } = fromEnv(env);
-  return validateConfig(mergeConfig(raw, over), sources);
+  return validateConfig(mergeConfig(raw, over), sources, env);
 }
 
 /** Builds a validated config from the defaults plus overrides (tests, demo, bench). */

@@ -34,6 +34,11 @@ const WORKSPACE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** Cap on metrics.workspaceLabel, so the label stays an allow-list and cardinality stays bounded. */
 const MAX_LABELLED_WORKSPACES = 20;
 const nullableString = z.string().min(1).nullable();
+/**
+ * A bare host name (DNS labels, or an IPv4 address), as `new URL(url).hostname` gives it: the
+ * signer compares against exactly that, so a scheme, port or path here would never match anything.
+ */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 const ttlOverrides = z.strictObject({
   list: duration.optional(),
@@ -151,10 +156,12 @@ export const configSchema = z
         minRemaining: duration,
         unknownTtl: duration,
         validity: duration,
-        hosts: z.array(z.string().min(1)),
+        hosts: z.array(z.string().regex(HOST_NAME, 'not a bare host name (no scheme, port or path), e.g. cdn.example.com')),
         signer: signerSchema.nullable(),
       })
-      .refine((signing) => signing.minRemaining < signing.validity, { path: ['minRemaining'], message: 'must be shorter than signing.validity' }),
+      .refine((signing) => signing.minRemaining < signing.validity, { path: ['minRemaining'], message: 'must be shorter than signing.validity' })
+      // A signer limited to no host would never sign anything: a mistake, not a setting.
+      .refine((signing) => signing.signer === null || signing.hosts.length > 0, { path: ['hosts'], message: 'must list at least one host when signing.signer is set' }),
     metrics: z.strictObject({
       /**
        * Workspaces broken out in a `workspace` label (all others count as `other`). A short
@@ -174,9 +181,6 @@ export const configSchema = z
     if (config.upstream.auth === 'service-key' && config.auth.mode !== 'static') {
       ctx.addIssue({ code: 'custom', path: ['auth', 'mode'], message: 'upstream.auth service-key cannot verify callers; use static' });
     }
-    if (config.upstream.auth === 'service-key' && config.upstream.serviceKeyFile === null && !process.env['UPSTREAM_SERVICE_KEY']) {
-      ctx.addIssue({ code: 'custom', path: ['upstream', 'serviceKeyFile'], message: 'required with upstream.auth service-key (or set UPSTREAM_SERVICE_KEY)' });
-    }
     if (config.auth.mode !== 'upstream' && config.auth.keyFile === null) {
       ctx.addIssue({ code: 'custom', path: ['auth', 'keyFile'], message: `required with auth.mode ${config.auth.mode}` });
     }
@@ -192,5 +196,3 @@ export const configSchema = z
 export type Config = z.output<typeof configSchema>;
 /** The signer settings, when re-signing is configured. */
 export type SignerConfig = NonNullable<Config['signing']['signer']>;
-/** Per-workspace cache timing overrides. */
-export type WorkspaceOverrides = Config['workspaces'][string];

@@ -6,7 +6,9 @@
  * measured ~10x dearer on a busy core than the write itself. When stdout would block (a full,
  * non-blocking pipe: EAGAIN) the rest goes asynchronously, so a slow log reader never stalls
  * requests. Memory is bounded: past `maxBuffered` bytes waiting on a stalled stdout, lines are
- * dropped and counted rather than queued forever.
+ * dropped rather than queued forever. The loss is visible: a warning when dropping starts and one
+ * with the count when it ends, both to stderr, since stdout is the stream that is not keeping up
+ * (and writing them through the logger would land back in this full queue).
  */
 import { write, writeSync } from 'node:fs';
 
@@ -18,6 +20,17 @@ export interface BufferedDestinationOptions {
   minLength?: number;
   /** Bytes queued at most while a write is stalled; beyond, lines are dropped. */
   maxBuffered?: number;
+  /** Where the dropping warnings go, one JSON line each (default: stderr). */
+  notice?: (line: string) => void;
+}
+
+const writeStderr = (line: string): void => {
+  process.stderr.write(line);
+};
+
+/** A warning in the logger's own line format (pino level 40), so log shippers parse it alike. */
+function warningLine(msg: string, fields: Record<string, number> = {}): string {
+  return `${JSON.stringify({ level: 40, time: Date.now(), ...fields, msg })}\n`;
 }
 
 /** The destination pino writes its lines to. */
@@ -26,24 +39,31 @@ export class BufferedDestination {
   private length = 0;
   private writing = false;
   private waiters: Array<() => void> = [];
-  /** Lines dropped because stdout could not keep up. */
+  /** Lines dropped because stdout could not keep up, in all. */
   dropped = 0;
+  /** Lines dropped since dropping last started; 0 while lines are being queued. */
+  private droppingNow = 0;
   private readonly fd: number;
   private readonly minLength: number;
   private readonly maxBuffered: number;
+  private readonly notice: (line: string) => void;
 
   constructor(options: BufferedDestinationOptions = {}) {
     this.fd = options.fd ?? 1;
     this.minLength = options.minLength ?? 16_384;
     this.maxBuffered = options.maxBuffered ?? 16 * 1024 * 1024;
+    this.notice = options.notice ?? writeStderr;
   }
 
   /** Queues one line (pino calls this). */
   write(line: string): boolean {
     if (this.length >= this.maxBuffered) {
+      if (this.droppingNow === 0) this.notice(warningLine('log lines are being dropped: stdout is not keeping up'));
+      this.droppingNow++;
       this.dropped++;
       return false;
     }
+    if (this.droppingNow > 0) this.endDropping();
     this.chunks.push(line);
     this.length += line.length;
     if (!this.writing && this.length >= this.minLength) this.drain();
@@ -58,6 +78,8 @@ export class BufferedDestination {
 
   /** Writes everything queued, synchronously (process exit). */
   flushSync(): void {
+    // At exit, a loss still under way is reported now or never.
+    if (this.droppingNow > 0) this.endDropping();
     if (this.length === 0) return;
     const text = this.take();
     try {
@@ -65,6 +87,11 @@ export class BufferedDestination {
     } catch {
       // Nothing left to tell: stdout is gone.
     }
+  }
+
+  private endDropping(): void {
+    this.notice(warningLine('log lines were dropped: stdout was not keeping up', { dropped: this.droppingNow }));
+    this.droppingNow = 0;
   }
 
   private take(): string {

@@ -13,7 +13,7 @@ export interface CloudFrontKey {
 const SIGNATURE_PARAMS = new Set(['Expires', 'Signature', 'Key-Pair-Id', 'Policy', 'Hash-Algorithm']);
 
 /** CloudFront's URL-safe base64: `+`→`-`, `=`→`_`, `/`→`~`. */
-export function cloudFrontBase64(bytes: Buffer): string {
+function cloudFrontBase64(bytes: Buffer): string {
   return bytes.toString('base64').replace(/[+=/]/g, (c) => (c === '+' ? '-' : c === '=' ? '_' : '~'));
 }
 

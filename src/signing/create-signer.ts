@@ -1,8 +1,8 @@
 /** Builds the configured re-signer (signing.signer): reads its key files once, limits it to signing.hosts. */
 import { createPrivateKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { ConfigError } from '../errors.js';
 import type { SignerConfig } from '../config/schema.js';
+import { readSecretFile, type ReadSecret } from '../config/secret-file.js';
+import { ConfigError } from '../errors.js';
 import { decodeCloudCdnKey, signCloudCdnUrl } from './cloud-cdn.js';
 import { assertCloudFrontKey, signCloudFrontUrl } from './cloudfront.js';
 import type { CloudFrontKey } from './cloudfront.js';
@@ -10,24 +10,9 @@ import { MAX_EXPIRES_SEC, presignS3Url } from './s3-sigv4.js';
 import type { SigV4Credentials } from './s3-sigv4.js';
 import type { UrlSigner } from './types.js';
 
-type ReadSecret = (path: string) => string;
-
-const readUtf8: ReadSecret = (path) => readFileSync(path, 'utf8');
-
-/**
- * Reads and trims one secret file. Errors name the config key and the file, never the contents,
- * and carry only the errno code so a parser's message cannot echo the secret either.
- */
-function secret(readSecret: ReadSecret, configKey: string, path: string): string {
-  let text: string;
-  try {
-    text = readSecret(path).trim();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException | null)?.code ?? 'unreadable';
-    throw new ConfigError([`signing.signer.${configKey}: cannot read "${path}" (${code})`]);
-  }
-  if (text === '') throw new ConfigError([`signing.signer.${configKey}: "${path}" is empty`]);
-  return text;
+/** One secret file of the signer, reported under its signing.signer key. */
+function secret(readSecret: ReadSecret | undefined, configKey: string, path: string): string {
+  return readSecretFile(`signing.signer.${configKey}`, path, readSecret);
 }
 
 /** Parses a secret with `parse`, reporting a failure as a ConfigError about the file, not its contents. */
@@ -56,7 +41,7 @@ function hostMatcher(hosts: readonly string[]): (url: string) => boolean {
  * The signer for `config`, signing only URLs whose hostname is in `hosts`. Key files are read once,
  * here (SIGHUP builds a new signer). Throws a ConfigError naming the config path on a bad file.
  */
-export function createSigner(config: SignerConfig, hosts: readonly string[], readSecret: ReadSecret = readUtf8): UrlSigner {
+export function createSigner(config: SignerConfig, hosts: readonly string[], readSecret?: ReadSecret): UrlSigner {
   const canSign = hostMatcher(hosts);
   switch (config.scheme) {
     case 'cloud-cdn': {

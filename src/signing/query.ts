@@ -11,7 +11,7 @@ export interface UrlParts {
  * Splits a URL without re-serialising it: a signature covers the URL's exact text, so the parts
  * not being replaced must come back unchanged (WHATWG URL would re-encode them).
  */
-export function splitUrl(url: string): UrlParts {
+function splitUrl(url: string): UrlParts {
   const hash = url.indexOf('#');
   const fragment = hash === -1 ? '' : url.slice(hash);
   const withoutFragment = hash === -1 ? url : url.slice(0, hash);

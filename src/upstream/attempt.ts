@@ -32,7 +32,7 @@ export interface AttemptRequest<T> {
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
 /** Classifies a transport error (refused, reset, DNS, dropped, timed out) as TIMEOUT or UNREACHABLE. */
-export function transportError(error: unknown): UpstreamError {
+function transportError(error: unknown): UpstreamError {
   const code = (error as { code?: unknown } | null)?.code;
   const timedOut = typeof code === 'string' && TIMEOUT_CODES.has(code);
   return new UpstreamError(timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNREACHABLE', undefined, { cause: error });

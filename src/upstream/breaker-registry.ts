@@ -38,17 +38,21 @@ export class BreakerRegistry {
 
   /** The breaker of `origin`, created closed on first use. */
   for(origin: string): CircuitBreaker {
-    let breaker = this.#breakers.get(origin);
-    if (breaker === undefined) {
-      breaker = new CircuitBreaker({
-        failureThreshold: this.#options.failureThreshold,
-        resetTimeout: this.#options.resetTimeout,
-        clock: this.#options.clock,
-        onStateChange: (to, from) => this.#change(to, from),
-      });
-      this.#breakers.set(origin, breaker);
-      this.#change('closed', undefined);
-    }
+    const known = this.#breakers.get(origin);
+    if (known !== undefined) return known;
+    const breaker: CircuitBreaker = new CircuitBreaker({
+      failureThreshold: this.#options.failureThreshold,
+      resetTimeout: this.#options.resetTimeout,
+      clock: this.#options.clock,
+      // A fetch that began before this breaker was evicted can still move it. Eviction already took
+      // its state out of the counts, and no later fetch can move it back, so only the breaker the
+      // registry holds for the origin may count.
+      onStateChange: (to, from) => {
+        if (this.#breakers.peek(origin) === breaker) this.#change(to, from);
+      },
+    });
+    this.#breakers.set(origin, breaker);
+    this.#change('closed', undefined);
     return breaker;
   }
 

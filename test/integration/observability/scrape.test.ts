@@ -64,6 +64,10 @@ void t.test('every A7 metric is exported with exactly its labels, plus the proce
   const all = samples(text);
   for (const [name, labels] of Object.entries(A7)) {
     t.ok(exposed.has(name), `${name} is exported`);
+    // From the definition, so a metric this traffic leaves without samples (resigns, Redis
+    // errors, evictions) is checked too. prom-client keeps labelNames on the metric; its types omit it.
+    const metric = gw.app.metrics.registry.getSingleMetric(name) as unknown as { labelNames?: readonly string[] } | undefined;
+    t.same([...(metric?.labelNames ?? ['(not registered)'])].sort(), [...labels].sort(), `${name} is defined with exactly its labels`);
     for (const sample of all.filter((s) => s.name === name || s.name.startsWith(`${name}_`))) {
       const names = Object.keys(sample.labels).filter((label) => label !== 'le').sort();
       t.same(names, [...labels].sort(), `${sample.name} labels`);

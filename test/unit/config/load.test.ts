@@ -30,6 +30,16 @@ function loadProblems(env: NodeJS.ProcessEnv): readonly string[] {
 void t.test('the defaults are valid, normalised and frozen', (t) => {
   const config = validateConfig(defaultRawConfig());
   t.equal(config.server.port, 8080);
+  // The defaults DESIGN A1, A2 and A6 state.
+  t.equal(config.server.host, '0.0.0.0');
+  t.equal(config.server.hostSuffix, '.localhost');
+  t.equal(config.server.headersTimeout, 10_000);
+  t.equal(config.server.requestTimeout, 30_000);
+  t.equal(config.server.maxHeaderBytes, 16 * 1024, 'header blocks over 16 KB are refused');
+  t.equal(config.admin.port, 9091);
+  t.equal(config.admin.host, '127.0.0.1');
+  t.equal(config.auth.failedKeyLimit.attempts, 20, '20 failed keys');
+  t.equal(config.auth.failedKeyLimit.window, 60_000, 'per minute');
   t.equal(config.cache.ttl.list, 30_000, 'durations in ms');
   t.equal(config.cache.l1.maxBytes, 256 * 1024 * 1024, 'sizes in bytes');
   t.equal(config.admin.token, null, 'purge off by default');
@@ -55,6 +65,11 @@ void t.test('each kind of problem is named by its key path', (t) => {
     ['unknown workspace override key', { workspaces: { acme: { ttl: { lists: '1s' } } } }, /^workspaces\.acme\.ttl\.lists: unknown key$/],
     ['baseUrl without {workspace}', { upstream: { baseUrl: 'http://store.internal/api' } }, /^upstream\.baseUrl: must contain \{workspace\}$/],
     ['bad signer scheme', { signing: { signer: { scheme: 'akamai' } } }, /^signing\.signer/],
+    ['signing host with a port', { signing: { hosts: ['cdn.example.com:443'] } }, /^signing\.hosts\.0: not a bare host name/],
+    ['signing host with a scheme', { signing: { hosts: ['https://cdn.example.com'] } }, /^signing\.hosts\.0: not a bare host name/],
+    ['signing host with a path', { signing: { hosts: ['cdn.example.com/videos'] } }, /^signing\.hosts\.0: not a bare host name/],
+    ['empty signing host', { signing: { hosts: [''] } }, /^signing\.hosts\.0: not a bare host name/],
+    ['signer without hosts', { signing: { signer: { scheme: 'cloud-cdn', keyName: 'k', keyFile: '/run/secrets/cdn' } } }, /^signing\.hosts: must list at least one host when signing\.signer is set$/],
     ['static auth without key file', { auth: { mode: 'static' } }, /^auth\.keyFile: required with auth\.mode static$/],
     ['workspaceLabel entry not a workspace', { metrics: { workspaceLabel: ['ACME'] } }, /^metrics\.workspaceLabel\.0: not a workspace name/],
     ['workspaceLabel "other"', { metrics: { workspaceLabel: ['other'] } }, /^metrics\.workspaceLabel\.0: "other" is the label of unlisted workspaces$/],
@@ -65,6 +80,35 @@ void t.test('each kind of problem is named by its key path', (t) => {
     t.equal(problems.length, 1, `${name}: one problem (${problems.join(' | ')})`);
     t.match(problems[0], expected, name);
   }
+  t.end();
+});
+
+void t.test('signing.hosts: bare host names, any case, IPv4 too; none needed without a signer', (t) => {
+  const hosts = ['cdn.example.com', 'Media.Example.COM', 'd111111abcdef8.cloudfront.net', '10.0.0.7', 'localhost'];
+  t.same(configWith({ signing: { hosts } }).signing.hosts, hosts);
+  const signer = { scheme: 'cloud-cdn', keyName: 'k', keyFile: '/run/secrets/cdn' };
+  t.same(configWith({ signing: { hosts: ['cdn.example.com'], signer } }).signing.hosts, ['cdn.example.com'], 'a signer with a host');
+  t.same(configWith({ signing: { hosts: [] } }).signing.hosts, [], 'no signer, no hosts: the default');
+  t.end();
+});
+
+void t.test('service-key without a file needs UPSTREAM_SERVICE_KEY in the environment passed in, not process.env', (t) => {
+  const dir = t.testdir({ 'service-key.yaml': 'upstream:\n  auth: service-key\nauth:\n  mode: static\n  keyFile: /etc/keys.json\n' });
+  const file = join(dir, 'service-key.yaml');
+  const saved = process.env['UPSTREAM_SERVICE_KEY'];
+  t.teardown(() => {
+    if (saved === undefined) delete process.env['UPSTREAM_SERVICE_KEY'];
+    else process.env['UPSTREAM_SERVICE_KEY'] = saved;
+  });
+  // Set in this process but not in the environment handed to loadConfig: the app would not see it either.
+  process.env['UPSTREAM_SERVICE_KEY'] = 'process-only-key';
+  t.same(loadProblems({ GATEWAY_CONFIG: file }), ['upstream.serviceKeyFile: required with upstream.auth service-key (or set UPSTREAM_SERVICE_KEY)']);
+  t.same(loadProblems({ GATEWAY_CONFIG: file, UPSTREAM_SERVICE_KEY: '' }).length, 1, 'an empty variable is unset');
+  delete process.env['UPSTREAM_SERVICE_KEY'];
+  t.equal(loadConfig({ GATEWAY_CONFIG: file, UPSTREAM_SERVICE_KEY: 'env-key' }).upstream.auth, 'service-key', 'set in the environment passed in: accepted');
+  const raw = mergeConfig(defaultRawConfig(), { upstream: { auth: 'service-key' }, auth: { mode: 'static', keyFile: '/etc/keys.json' } });
+  t.throws(() => validateConfig(raw, new Map(), {}), /upstream\.serviceKeyFile: required/);
+  t.equal(validateConfig(raw, new Map(), { UPSTREAM_SERVICE_KEY: 'k' }).upstream.auth, 'service-key');
   t.end();
 });
 
@@ -90,10 +134,23 @@ void t.test('loadConfig: defaults, then GATEWAY_CONFIG, then the environment', (
   t.equal(fromFile.cache.ttl.list, 1000);
   t.equal(fromFile.cache.ttl.recording, 300_000, 'unset keys keep their default');
   t.equal(fromFile.workspaces['acme']?.ttl?.list, 10_000);
-  const env = loadConfig({ GATEWAY_CONFIG: file, PORT: '9000', ADMIN_PORT: '9001', HOST: '127.0.0.1', ADMIN_TOKEN: 's3cret', LOG_LEVEL: 'debug', UPSTREAM_URL: 'http://127.0.0.1:1/ws/{workspace}/api', REDIS_URL: 'redis://127.0.0.1:6379' });
+  const env = loadConfig({
+    GATEWAY_CONFIG: file,
+    PORT: '9000',
+    ADMIN_PORT: '9001',
+    HOST: '127.0.0.1',
+    HOST_SUFFIX: '.rec.example.com',
+    ADMIN_HOST: '0.0.0.0',
+    ADMIN_TOKEN: 's3cret',
+    LOG_LEVEL: 'debug',
+    UPSTREAM_URL: 'http://127.0.0.1:1/ws/{workspace}/api',
+    REDIS_URL: 'redis://127.0.0.1:6379',
+  });
   t.equal(env.server.port, 9000, 'env beats the file');
   t.equal(env.admin.port, 9001);
   t.equal(env.server.host, '127.0.0.1');
+  t.equal(env.server.hostSuffix, '.rec.example.com');
+  t.equal(env.admin.host, '0.0.0.0', 'not the default 127.0.0.1');
   t.equal(env.admin.token, 's3cret');
   t.equal(env.log.level, 'debug');
   t.equal(env.upstream.baseUrl, 'http://127.0.0.1:1/ws/{workspace}/api');
