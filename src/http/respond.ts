@@ -58,8 +58,7 @@ export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: Cac
   if (coding !== 'identity') headers.push('Content-Encoding', coding);
   if (ctx.successor !== null) headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
   const inm = req.headers['if-none-match'];
-  // Any encoding of the same entry matches: they are one representation's content.
-  if (inm !== undefined && entry.status === 200 && (inm.trim() === '*' || inm.includes(entry.etag.slice(1, -1)))) {
+  if (inm !== undefined && entry.status === 200 && noneMatchHolds(inm, entry.etag)) {
     res.writeHead(304, headers);
     res.end();
     return 304;
@@ -69,6 +68,24 @@ export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: Cac
   if (ctx.head) res.end();
   else res.end(body);
   return entry.status;
+}
+
+/**
+ * Whether If-None-Match names the entry (RFC 9110 §13.1.2): "*", or a listed entity-tag whose
+ * opaque-tag equals the entry's under weak comparison (W/ ignored). Any encoding's tag matches:
+ * they are one representation's content.
+ */
+function noneMatchHolds(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  const tag = etag.slice(1, -1);
+  for (const member of header.split(',')) {
+    let value = member.trim();
+    if (value.startsWith('W/')) value = value.slice(2);
+    if (value.length < 2 || !value.startsWith('"') || !value.endsWith('"')) continue;
+    const opaque = value.slice(1, -1);
+    if (opaque === tag || opaque === `${tag}-br` || opaque === `${tag}-gz`) return true;
+  }
+  return false;
 }
 
 /** Writes a JSON error; errors are never cached by clients. */

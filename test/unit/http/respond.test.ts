@@ -1,0 +1,158 @@
+// writeEntry's conditional and header rules: If-None-Match (RFC 9110 §13.1.2) against every
+// encoding's ETag, 404 entries, HEAD, Age (RFC 9111 §5.1) and Cache-Control.
+import t from 'tap';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CacheEntry } from '../../../src/cache/entry.js';
+import type { Outcome } from '../../../src/cache/lookup.js';
+import { writeEntry } from '../../../src/http/respond.js';
+
+const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
+const IDENTITY = Buffer.from('{"recordings":[]}');
+const BR = Buffer.from('brotli bytes');
+const GZIP = Buffer.from('gzip bytes');
+
+/** A 200 entry stored 35.5 s ago, fresh for 60 s more, with both encodings. */
+function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
+  return {
+    kind: 'entry',
+    status: 200,
+    body: IDENTITY,
+    gzip: GZIP,
+    br: BR,
+    etag: '"abc123"',
+    storedAt: NOW - 35_500,
+    freshUntil: NOW + 60_000,
+    staleUntil: NOW + 600_000,
+    urlDeadline: Infinity,
+    resignAt: Infinity,
+    recordingId: null,
+    linkId: null,
+    ...overrides,
+  };
+}
+
+/** What writeEntry sent: the status, headers by lower-case name, and the body (undefined for none). */
+interface Written {
+  returned: number;
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+}
+
+/** Calls writeEntry with the fields of a request and a response it reads (writeHead with a flat array, then end). */
+function write(stored: CacheEntry, requestHeaders: Record<string, string> = {}, options: { outcome?: Outcome; head?: boolean } = {}): Written {
+  const written: Omit<Written, 'returned'> = { status: 0, headers: {}, body: undefined };
+  const req = { headers: requestHeaders } as unknown as IncomingMessage;
+  const res = {
+    writeHead(status: number, headers: string[]) {
+      written.status = status;
+      for (let i = 0; i < headers.length; i += 2) written.headers[headers[i]!.toLowerCase()] = headers[i + 1]!;
+      return res;
+    },
+    end(body?: Buffer) {
+      written.body = body;
+      return res;
+    },
+  } as unknown as ServerResponse;
+  const returned = writeEntry(req, res, stored, options.outcome ?? 'hit', NOW, { requestId: 'req-1', head: options.head ?? false, successor: null });
+  return { returned, ...written };
+}
+
+void t.test('each encoding has its own ETag', (t) => {
+  const identity = write(entry());
+  t.equal(identity.status, 200);
+  t.equal(identity.headers['etag'], '"abc123"');
+  t.equal(identity.headers['content-encoding'], undefined);
+  t.equal(identity.body, IDENTITY);
+  const br = write(entry(), { 'accept-encoding': 'br' });
+  t.equal(br.headers['etag'], '"abc123-br"');
+  t.equal(br.headers['content-encoding'], 'br');
+  t.equal(br.body, BR);
+  const gz = write(entry(), { 'accept-encoding': 'gzip' });
+  t.equal(gz.headers['etag'], '"abc123-gz"');
+  t.equal(gz.headers['content-encoding'], 'gzip');
+  t.equal(gz.body, GZIP);
+  t.end();
+});
+
+void t.test('If-None-Match: the tag, its weak form, a list holding it, or "*" → 304 without a body', (t) => {
+  for (const inm of ['"abc123"', 'W/"abc123"', '"other", "abc123"', '"other",W/"abc123" , "more"', '*', ' * ']) {
+    const answer = write(entry(), { 'if-none-match': inm });
+    t.equal(answer.status, 304, `${inm}: 304`);
+    t.equal(answer.returned, 304, `${inm}: the status is returned for the request log`);
+    t.equal(answer.body, undefined, `${inm}: no body`);
+    t.equal(answer.headers['content-length'], undefined, `${inm}: no Content-Length of a body not sent`);
+    t.equal(answer.headers['etag'], '"abc123"', `${inm}: the ETag is sent again`);
+    t.equal(answer.headers['cache-control'], 'private, max-age=60', `${inm}: freshness is refreshed`);
+  }
+  t.end();
+});
+
+void t.test('If-None-Match with the -br or -gz ETag a compressing client holds → 304 for that encoding', (t) => {
+  const br = write(entry(), { 'accept-encoding': 'br, gzip', 'if-none-match': '"abc123-br"' });
+  t.equal(br.status, 304);
+  t.equal(br.headers['etag'], '"abc123-br"');
+  t.equal(br.headers['content-encoding'], 'br');
+  const gz = write(entry(), { 'accept-encoding': 'gzip', 'if-none-match': 'W/"abc123-gz"' });
+  t.equal(gz.status, 304, 'weak form of the gzip tag');
+  t.equal(gz.headers['etag'], '"abc123-gz"');
+  // Every encoding is the same representation's content (respond.ts): its tag still matches.
+  const switched = write(entry(), { 'if-none-match': '"abc123-br"' });
+  t.equal(switched.status, 304, 'a brotli tag from a client that now asks for identity');
+  t.equal(switched.headers['etag'], '"abc123"');
+  t.end();
+});
+
+void t.test('another tag, or none, gets the full answer', (t) => {
+  for (const inm of ['"other"', 'W/"other"', '"abc12"', '"other", "abc"', '']) {
+    const answer = write(entry(), { 'if-none-match': inm });
+    t.equal(answer.status, 200, `${JSON.stringify(inm)}: 200`);
+    t.equal(answer.body, IDENTITY, `${JSON.stringify(inm)}: with the body`);
+    t.equal(answer.headers['content-length'], String(IDENTITY.length));
+  }
+  t.end();
+});
+
+// RFC 9110 §13.1.2: weak comparison matches whole entity-tags; one whose opaque part merely
+// contains the entry's is another tag. writeEntry matches on a substring (inm.includes).
+void t.test('a tag that only contains the entry\'s tag is another tag', (t) => {
+  t.equal(write(entry(), { 'if-none-match': '"abc1234"' }).status, 200, 'a longer tag is another tag');
+  t.equal(write(entry(), { 'if-none-match': '"xabc123"' }).status, 200, 'a prefixed tag is another tag');
+  t.end();
+});
+
+void t.test('a remembered 404 is never answered 304', (t) => {
+  const notFound = entry({ status: 404, body: Buffer.from('{"error":"Recording not found"}'), br: null, gzip: null, etag: '"nf1"' });
+  for (const inm of ['"nf1"', '*', 'W/"nf1"']) {
+    const answer = write(notFound, { 'if-none-match': inm });
+    t.equal(answer.status, 404, `${inm}: 404`);
+    t.equal(answer.returned, 404);
+    t.equal(answer.body, notFound.body, `${inm}: with its body`);
+  }
+  t.end();
+});
+
+void t.test('HEAD sends the headers of the answer without its body', (t) => {
+  const head = write(entry(), { 'accept-encoding': 'gzip' }, { head: true });
+  t.equal(head.status, 200);
+  t.equal(head.body, undefined);
+  t.equal(head.headers['content-length'], String(GZIP.length), 'the length of the body a GET would get');
+  t.equal(head.headers['etag'], '"abc123-gz"');
+  t.end();
+});
+
+void t.test('Age counts whole seconds since storedAt; Cache-Control the freshness left, 0 when stale', (t) => {
+  const hit = write(entry());
+  t.equal(hit.headers['age'], '35', 'floored, not rounded');
+  t.equal(hit.headers['cache-control'], 'private, max-age=60');
+  t.equal(hit.headers['cache-status'], 'recgw; hit; ttl=60');
+  t.equal(hit.headers['vary'], 'Accept-Encoding');
+  t.equal(hit.headers['x-request-id'], 'req-1');
+  t.equal(write(entry({ storedAt: NOW })).headers['age'], '0', 'just stored');
+  t.equal(write(entry({ storedAt: NOW + 5_000 })).headers['age'], '0', 'never negative (a clock step back)');
+  const stale = write(entry({ storedAt: NOW - 45_000, freshUntil: NOW - 15_000 }), {}, { outcome: 'stale' });
+  t.equal(stale.headers['age'], '45');
+  t.equal(stale.headers['cache-control'], 'private, max-age=0');
+  t.equal(stale.headers['cache-status'], 'recgw; hit; ttl=-15');
+  t.end();
+});
