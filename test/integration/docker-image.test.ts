@@ -78,6 +78,18 @@ async function run(command: string, args: string[], cwd: string, env: NodeJS.Pro
   return output;
 }
 
+/**
+ * Runs the HEALTHCHECK's shell-form CMD as Docker does (`/bin/sh -c`, in the WORKDIR, with the
+ * container's environment) and resolves with its exit code.
+ */
+async function healthcheck(cwd: string, env: NodeJS.ProcessEnv): Promise<number | null> {
+  const command = /\bCMD\s+(.*)$/.exec(instruction('HEALTHCHECK') ?? '')?.[1];
+  if (command === undefined) throw new Error('the HEALTHCHECK has no shell-form CMD');
+  const child = spawn('/bin/sh', ['-c', command], { cwd, env, stdio: 'ignore' });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return code;
+}
+
 /** The environment of this process without tap's loader hooks, so child tools behave as in a build. */
 function buildEnv(stageEnv: Record<string, string>): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_OPTIONS' && !/^_?TAP/.test(key)));
@@ -163,9 +175,11 @@ void t.test('the image steps yield a gateway that serves, holds no dev dependenc
   const [port, adminPort] = [await freePort(), await freePort()];
   const [command = '', ...args] = JSON.parse(instruction('CMD')!) as string[];
   t.equal(command, 'node');
+  // The image's PATH has node on it; so does this one, with the running node's directory first.
+  const containerEnv = { PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`, ...env, PORT: String(port), ADMIN_PORT: String(adminPort), HOST: '127.0.0.1', UPSTREAM_URL: sim.baseUrlTemplate, LOG_LEVEL: 'warn' };
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: app,
-    env: { PATH: process.env['PATH'] ?? '', ...env, PORT: String(port), ADMIN_PORT: String(adminPort), HOST: '127.0.0.1', UPSTREAM_URL: sim.baseUrlTemplate, LOG_LEVEL: 'warn' },
+    env: containerEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.teardown(() => stopProcess(child));
@@ -181,6 +195,7 @@ void t.test('the image steps yield a gateway that serves, holds no dev dependenc
     return res?.statusCode === 200;
   };
   await waitFor(ready, 15_000, `/readyz of the gateway on ${adminPort}`);
+  t.equal(await healthcheck(app, containerEnv), 0, 'the HEALTHCHECK command passes against the running gateway');
 
   const res = await request(`http://127.0.0.1:${port}/api/external/v2/recordings?page_size=2`, {
     headers: { host: 'acme.localhost', 'x-api-key': sim.keys['acme']![0]! },
@@ -193,4 +208,5 @@ void t.test('the image steps yield a gateway that serves, holds no dev dependenc
   const [code, signal] = await exited;
   t.equal(code, 0, 'exit code 0 after SIGTERM', { output });
   t.equal(signal, null, 'exited by itself, not killed by the signal');
+  t.equal(await healthcheck(app, containerEnv), 1, 'and fails once the gateway is gone');
 });

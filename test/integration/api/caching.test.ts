@@ -168,16 +168,27 @@ void t.test('the same id in two workspaces never crosses over', async (t) => {
   }
 });
 
-void t.test('404 is remembered for cache.ttl.notFound', async (t) => {
-  const gw = await startGateway(t);
+void t.test('404 is remembered for cache.ttl.notFound, then asked again', async (t) => {
+  const clock = new FakeClock();
+  // No stale windows: the negative entry's life is exactly ttl.notFound, and distinct from ttl.recording (5m).
+  const gw = await startGateway(t, { clock, config: { cache: { ttl: { notFound: '30s' }, staleWhileRevalidate: 0, staleIfError: 0 } } });
   const missing = `${LIST}/00000000-0000-4000-8000-000000000000`;
   const first = await gw.get(missing);
   t.equal(first.status, 404);
   t.equal(first.json().code, 'RECORDING_NOT_FOUND');
   const calls = gw.sim.counters.total;
-  const second = await gw.get(missing);
-  t.equal(second.status, 404);
-  t.equal(gw.sim.counters.total, calls, 'negative entry served');
+  clock.advance(29_000);
+  const remembered = await gw.get(missing);
+  t.equal(remembered.status, 404);
+  t.equal(gw.sim.counters.total, calls, 'negative entry served within ttl.notFound');
+  t.match(remembered.headers['cache-status'], /^recgw; hit; ttl=\d+$/);
+  t.equal(remembered.headers['age'], '29', 'Age counts from when the 404 was stored');
+  clock.advance(2_000);
+  const expired = await gw.get(missing);
+  t.equal(expired.status, 404);
+  t.equal(gw.sim.counters.total, calls + 1, 'one upstream call once ttl.notFound has passed');
+  t.equal(expired.headers['cache-status'], 'recgw; fwd=miss; stored');
+  t.equal(expired.headers['age'], '0');
 });
 
 void t.test('stale is served when the upstream fails after caching; stale-while-revalidate refreshes once', async (t) => {
@@ -193,6 +204,7 @@ void t.test('stale is served when the upstream fails after caching; stale-while-
   t.equal(swr.status, 200);
   t.match(swr.headers['cache-status'], /^recgw; hit; ttl=-\d+$/, 'negative ttl when stale');
   t.equal(swr.headers['cache-control'], 'private, max-age=0');
+  t.equal(swr.headers['age'], '35', 'Age counts from when the entry was stored');
   await new Promise((resolve) => setTimeout(resolve, 100));
   t.equal(gw.sim.counters.total - before, 1, 'one background refresh');
   // Past freshness and the SWR window, upstream failing: the last good copy (stale-if-error).

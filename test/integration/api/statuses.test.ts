@@ -48,6 +48,46 @@ void t.test('bad input is answered with a JSON 4xx and never reaches the upstrea
   t.equal(post.headers['allow'], 'GET, HEAD');
 });
 
+// README "Check order": Host, route, method, Accept, parameters, key present, failed-key limit,
+// key verdict. Each request below has two faults; the earlier check must be the one that answers.
+void t.test('with two faults, the earlier check in the documented order answers', async (t) => {
+  const gw = await startGateway(t);
+  const cases: Array<[string, Parameters<typeof gw.get>, number, string]> = [
+    ['malformed Host, unknown path', ['/api/external/v2/folders', { headers: { host: 'ac me.localhost' } }], 400, 'BAD_HOST'],
+    ['no workspace, POST', [LIST, { method: 'POST', headers: { host: 'localhost' } }], 404, 'NO_WORKSPACE'],
+    ['unknown path, POST', ['/api/external/v2/folders', { method: 'POST' }], 404, 'NOT_FOUND'],
+    ['POST, Accept text/html', [LIST, { method: 'POST', headers: { accept: 'text/html' } }], 405, 'METHOD_NOT_ALLOWED'],
+    ['Accept text/html, page_size=0', [`${LIST}?page_size=0`, { headers: { accept: 'text/html' } }], 406, 'NOT_ACCEPTABLE'],
+    ['page_size=0, no key', [`${LIST}?page_size=0`, { key: null }], 400, 'BAD_REQUEST'],
+    ['query on a recording, no key', [`${LIST}/${gw.sim.data['acme']![0]!.id}?page_size=1`, { key: null }], 400, 'BAD_REQUEST'],
+    ['id that cannot exist, no key', [`${LIST}/has.dot`, { key: null }], 404, 'RECORDING_NOT_FOUND'],
+    ['unknown path, no key', ['/api/external/v2/folders', { key: null }], 404, 'NOT_FOUND'],
+  ];
+  for (const [name, args, status, code] of cases) {
+    const before = gw.sim.counters.total;
+    const res = await gw.get(...args);
+    t.equal(res.status, status, `${name}: status`);
+    t.equal(res.json().code, code, `${name}: code`);
+    t.equal(gw.sim.counters.total, before, `${name}: no upstream call`);
+  }
+});
+
+void t.test('the failed-key limit comes after the key presence and parameter checks, and before the key verdict', async (t) => {
+  const gw = await startGateway(t, { config: { auth: { failedKeyLimit: { attempts: 2, window: '1m' } } } });
+  t.equal((await gw.get(LIST, { key: 'wrong-0' })).status, 401, 'learned invalid from the upstream');
+  t.equal((await gw.get(LIST, { key: 'wrong-1' })).status, 401, 'the address has used up its attempts');
+  const before = gw.sim.counters.total;
+  const missing = await gw.get(LIST, { key: null });
+  t.equal(missing.status, 401, 'no key, limited address: the key presence check answers');
+  t.equal(missing.json().code, 'MISSING_KEY');
+  const badPage = await gw.get(`${LIST}?page_size=0`, { key: 'wrong-0' });
+  t.equal(badPage.status, 400, 'bad parameter, known-invalid key, limited address: the parameter check answers');
+  const known = await gw.get(LIST, { key: 'wrong-0' });
+  t.equal(known.status, 429, 'known-invalid key, limited address: the limit answers before the verdict');
+  t.equal(known.json().code, 'TOO_MANY_FAILED_KEYS');
+  t.equal(gw.sim.counters.total, before, 'none of them reached the upstream');
+});
+
 void t.test('keys: invalid and other-workspace keys get the same 401', async (t) => {
   const gw = await startGateway(t);
   const invalid = await gw.get(LIST, { key: 'not-a-real-key' });

@@ -14,6 +14,15 @@ async function redisGateway(t: Test): Promise<{ gw: TestGateway; redis: PrivateR
   return { gw, redis };
 }
 
+/** recgw_redis_errors_total summed over its `op` label. */
+async function redisErrors(gw: TestGateway): Promise<number> {
+  const text = (await gw.admin('/metrics')).text;
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('recgw_redis_errors_total{'))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
 let probes = 0;
 
 /** A request for a page not cached yet, so it asks Redis (an L1 hit never would) and lets the Redis breaker's probe through. */
@@ -50,17 +59,25 @@ void t.test('Redis killed: cached entries come from L1 without upstream calls, t
   t.equal(await metricSample(gw, 'recgw_redis_up'), 1);
 
   await redis.stop();
+  // The tier learns of the kill from its socket closing, a moment after the process is gone.
+  await waitFor(() => gw.app.l2?.up === false, 5_000, 'the tier to see Redis go');
+  const degraded = await gw.admin('/readyz');
+  t.equal(degraded.status, 200, 'ready during the outage');
+  t.same(degraded.json(), { status: 'degraded', redis: 'down' });
   const before = gw.sim.counters.total;
   await sweep(t, gw, 0, 10, 'Redis down, cached');
   t.equal(gw.sim.counters.total, before, 'cached entries answered from L1 alone');
   await sweep(t, gw, 30, 10, 'Redis down, not cached');
   t.ok(gw.sim.counters.total > before, 'the rest fetched from the upstream');
   t.equal(await metricSample(gw, 'recgw_redis_up'), 0, 'the outage is reported');
+  t.same((await gw.admin('/readyz')).json(), { status: 'degraded', redis: 'down' }, 'still degraded, not unready');
 
   await redis.start();
   await waitFor(async () => (await metricSample(gw, 'recgw_redis_up')) === 1, 10_000, 'redis_up to return to 1');
   await sweep(t, gw, 60, 10, 'Redis back');
-  t.equal((await gw.admin('/readyz')).status, 200, 'ready throughout');
+  const back = await gw.admin('/readyz');
+  t.equal(back.status, 200, 'ready throughout');
+  t.same(back.json(), { status: 'ready', redis: 'up' });
 });
 
 void t.test('Redis stalled (SIGSTOP): requests are cut loose from it within the bound, and it is used again once it answers', async (t) => {
@@ -89,14 +106,20 @@ void t.test('Redis flapping: killed and restarted, stalled and resumed, over and
   const statuses = new Map<number, number>();
   let slowest = 0;
   let served = 0;
-  // A steady client, running through every flap.
+  const problems: string[] = [];
+  // A steady client, running through every flap; every 200 must carry the simulator's data.
   const client = (async () => {
     for (let i = 0; !stop; i++) {
       const recording = gw.sim.data['acme']![i % 120]!;
-      const res = await timed(() => gw.get(i % 3 === 0 ? `${LIST}?page_number=${(i % 12) + 1}&page_size=10` : `${LIST}/${recording.id}`));
+      const pageNumber = (i % 12) + 1;
+      const isList = i % 3 === 0;
+      const res = await timed(() => gw.get(isList ? `${LIST}?page_number=${pageNumber}&page_size=10` : `${LIST}/${recording.id}`));
       statuses.set(res.value.status, (statuses.get(res.value.status) ?? 0) + 1);
       slowest = Math.max(slowest, res.ms);
       served++;
+      if (res.value.status !== 200) continue;
+      const problem = isList ? listProblem(gw.sim, 'acme', res.value.json(), pageNumber, 10, false) : recordingProblem(gw.sim, 'acme', res.value.json(), false);
+      if (problem !== undefined) problems.push(problem);
     }
   })();
   for (let round = 0; round < 3; round++) {
@@ -114,6 +137,9 @@ void t.test('Redis flapping: killed and restarted, stalled and resumed, over and
   t.ok(served > 50, `the client kept going (${served} requests)`);
   t.same([...statuses.keys()], [200], `every request answered 200: ${JSON.stringify(Object.fromEntries(statuses))}`);
   t.ok(slowest < BOUND_MS, `slowest request ${slowest.toFixed(0)} ms`);
+  t.same(problems, [], "every 200 matched the simulator's data");
+  // Proves the flaps were felt: a stop or stall that did nothing would leave this at 0.
+  t.ok((await redisErrors(gw)) > 0, 'the gateway counted failed Redis commands');
   await waitFor(
     async () => {
       await probe(gw);

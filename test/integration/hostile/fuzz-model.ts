@@ -81,15 +81,45 @@ export function trimOws(value: string): string {
   return value.replace(/^[ \t]+|[ \t]+$/g, '');
 }
 
-/** Host model: `acme` under .localhost (any case, optional port, one trailing dot) is served; other names are not. */
+// The simulator's workspaces besides acme: the upstream refuses acme's key there.
+const OTHER_WORKSPACES = ['globex', 'initech'];
+// DESIGN A2: a workspace is one DNS label.
+const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+// RFC 3986 §3.2.2 host, narrowed to what a workspace host can be: DNS characters, or a bracketed IPv6 literal.
+const HOST_CHARS = /^[A-Za-z0-9._-]+$/;
+const IP_LITERAL = /^\[[0-9A-Fa-f:.]+\]$/;
+
+/** The host without its port (RFC 3986 §3.2.3: port = *DIGIT, at most 65535), or undefined when the port is malformed. */
+function withoutPort(host: string): string | undefined {
+  const colon = host.startsWith('[') ? host.indexOf(':', host.indexOf(']')) : host.indexOf(':');
+  if (colon === -1) return host;
+  const port = host.slice(colon + 1);
+  return /^[0-9]{0,5}$/.test(port) && Number(port) <= 65535 ? host.slice(0, colon) : undefined;
+}
+
+/**
+ * Host model (DESIGN A2): a malformed Host is 400; a well-formed one that is not `<label>.localhost`
+ * is 404; `acme` is served; another workspace's upstream is asked once about acme's key and refuses
+ * it (401); a workspace the simulator lacks is answered 404 by the upstream (A3).
+ */
 export function hostVerdict(raw: string): Verdict {
+  const malformed: Verdict = { kind: 'refuse', status: 400 };
+  const noWorkspace: Verdict = { kind: 'refuse', status: 404 };
   const host = trimOws(raw);
-  const match = /^([A-Za-z0-9.-]+?)\.?(?::([0-9]{0,5}))?$/.exec(host);
-  const name = match?.[1]?.toLowerCase();
-  if (name === 'acme.localhost' && Number(match?.[2] || 0) <= 65535) return serve({ page: { number: 1, size: 2 } });
-  // Another workspace's upstream is asked once about acme's key (and refuses it): not refused input.
-  if (name !== undefined && /^[a-z0-9-]+\.localhost$/.test(name)) return { kind: 'lookup' };
-  return refuse;
+  // RFC 1035 §2.3.4: a name is at most 255 octets.
+  if (host.length === 0 || host.length > 255) return malformed;
+  const name = withoutPort(host);
+  if (name === undefined) return malformed;
+  if (IP_LITERAL.test(name)) return noWorkspace;
+  if (!HOST_CHARS.test(name)) return malformed;
+  // RFC 1034 §3.1: one trailing dot is the absolute form of the same name; any other empty label is malformed.
+  const labels = name.toLowerCase().split('.');
+  if (labels.at(-1) === '') labels.pop();
+  if (labels.includes('')) return malformed;
+  const [workspace = '', suffix] = labels;
+  if (labels.length !== 2 || suffix !== 'localhost' || !DNS_LABEL.test(workspace)) return noWorkspace;
+  if (workspace === 'acme') return serve({ page: { number: 1, size: 2 } });
+  return { kind: 'lookup', status: OTHER_WORKSPACES.includes(workspace) ? 401 : 404 };
 }
 
 /** RFC 9110 §12.5.1 for application/json: the most specific matching range decides (highest q among equals); it needs q > 0. */
