@@ -106,10 +106,15 @@ export class EntryFactory {
     const perRecording = page.recordings.map((recording) => this.applyPolicy(recording, now));
     const json = page.recordings.map((recording) => JSON.stringify(recording));
     const list = this.build(workspace, 'list', bodyBytes(listJson(page, json)), mergeFacts(perRecording), now, storedAt, null);
-    const recordings = (): CacheEntry[] =>
-      page.recordings.map((recording, index) =>
+    const recordings = (): CacheEntry[] => {
+      // build() gives a recording at most ttl.recording + the longer stale window to live; with
+      // all three 0 the store would drop every one, so none is built (serialised, hashed).
+      const timings = this.settings().timings.for(workspace);
+      if (timings.recording + Math.max(timings.staleWhileRevalidate, timings.staleIfError) <= 0) return [];
+      return page.recordings.map((recording, index) =>
         this.build(workspace, 'recording', bodyBytes(json[index]!), mergeFacts([perRecording[index]!]), now, storedAt, recording),
       );
+    };
     return { list, recordings };
   }
 
