@@ -26,6 +26,4 @@ export type Outcome = 'hit' | 'stale' | 'miss' | 'collapsed' | 'stale-error';
 export interface Served {
   readonly entry: CacheEntry;
   readonly outcome: Outcome;
-  /** For stale-error: the upstream failure that made the stale copy necessary. */
-  readonly errorStatus?: number;
 }

@@ -244,7 +244,7 @@ export class ReadThrough {
     if (!lookup.verified || fallback === undefined || !(error instanceof UpstreamError) || now >= fallback.freshUntil + sie) throw error;
     // Its URLs may have run short meanwhile: re-sign, or serve them as null, never expired.
     const entry = await this.urls.servable(lookup, generation, fallback, now);
-    return { entry, outcome: 'stale-error', errorStatus: error.status };
+    return { entry, outcome: 'stale-error' };
   }
 
   /** stale-while-revalidate: one background fetch; its failure only matters to the log. */
