@@ -3,11 +3,13 @@
  * plus cache-entry fixtures.
  */
 import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Clock } from '../../src/clock.js';
 import type { CacheEntry } from '../../src/cache/entry.js';
 import type { SharedTier } from '../../src/cache/shared-tier.js';
 import { createRedisTier } from '../../src/cache/redis-tier.js';
+import { purgeChannel } from '../../src/cache/redis-keys.js';
 import { configWith } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { GatewayMetrics } from '../../src/observability/metrics.js';
@@ -74,4 +76,24 @@ export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now())
     linkId: 'abcDEF_12',
     ...overrides,
   };
+}
+
+/**
+ * Waits until tiers listen for purge announcements: subscriptions are set up as a subscriber
+ * connects, so a warm-up announcement is published straight on Redis until `heard()` says it
+ * arrived. Returns the raw connection (closed in teardown) for the test's own commands.
+ */
+export async function untilPurgesHeard(t: TestLike, url: string, keyPrefix: string, heard: () => boolean): Promise<Redis> {
+  const raw = new Redis(url);
+  t.teardown(() => raw.quit());
+  await waitFor(
+    async () => {
+      await raw.publish(purgeChannel(keyPrefix), JSON.stringify({ workspace: 'warmup', generation: { all: 0, list: 0 }, keys: [] }));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return heard();
+    },
+    5000,
+    'the purge subscriptions',
+  );
+  return raw;
 }

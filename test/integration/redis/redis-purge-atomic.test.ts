@@ -1,12 +1,11 @@
 // A purge moves the generation and announces it in one step: Redis never holds a moved generation that no instance heard of.
 import { createConnection, createServer, type Socket } from 'node:net';
 import t from 'tap';
-import { Redis } from 'ioredis';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { generationKey, purgeChannel } from '../../../src/cache/redis-keys.js';
+import { generationKey } from '../../../src/cache/redis-keys.js';
 import type { PurgeEvent } from '../../../src/cache/shared-tier.js';
 import { startPrivateRedis, waitFor, type TestLike } from '../../helpers/redis.js';
-import { tierFor } from '../../helpers/redis-tier.js';
+import { tierFor, untilPurgesHeard } from '../../helpers/redis-tier.js';
 
 const ACME = 'acme' as WorkspaceId;
 /** A PUBLISH sent as a command of its own (RESP array whose first element is "publish"). */
@@ -49,18 +48,8 @@ void t.test('a purge whose announcement could not be sent as a command of its ow
   const { tier } = await tierFor(t, { url: proxy, keyPrefix: redis.keyPrefix });
   const heard: PurgeEvent[] = [];
   tier.onPurge((event) => heard.push(event));
-  const raw = new Redis(redis.url);
-  t.teardown(() => raw.quit());
-  // Wait until the tier listens (announcements published directly on Redis bypass the proxy).
-  await waitFor(
-    async () => {
-      await raw.publish(purgeChannel(redis.keyPrefix), JSON.stringify({ workspace: 'warmup', generation: { all: 0, list: 0 }, keys: [] }));
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      return heard.length > 0;
-    },
-    5000,
-    'the purge subscription',
-  );
+  // Announcements published directly on Redis bypass the proxy.
+  const raw = await untilPurgesHeard(t, redis.url, redis.keyPrefix, () => heard.length > 0);
   heard.length = 0;
 
   // The old way (MULTI, then PUBLISH as a second command) timed out here with Redis already moved.

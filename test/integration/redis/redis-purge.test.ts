@@ -1,12 +1,11 @@
 // Purges across instances: two tiers on one Redis share generations and hear each other's purges.
 import t from 'tap';
-import { Redis } from 'ioredis';
 import type { WorkspaceId } from '../../../src/brands.js';
 import { listKey, recordingKey, type Generation } from '../../../src/cache/keys.js';
 import type { PurgeEvent } from '../../../src/cache/shared-tier.js';
 import { l2Key, purgeChannel } from '../../../src/cache/redis-keys.js';
 import { getRedis, waitFor } from '../../helpers/redis.js';
-import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
+import { makeEntry, tierFor, untilPurgesHeard } from '../../helpers/redis-tier.js';
 
 const ACME = 'acme' as WorkspaceId;
 const UUID = recordingKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
@@ -20,18 +19,7 @@ const seenByA: PurgeEvent[] = [];
 const seenByB: PurgeEvent[] = [];
 a.tier.onPurge((event) => seenByA.push(event));
 b.tier.onPurge((event) => seenByB.push(event));
-// Subscriptions are set up as the subscriber connects; wait until both hear an announcement.
-const raw = new Redis(redis.url);
-t.teardown(() => raw.quit());
-await waitFor(
-  async () => {
-    await raw.publish(purgeChannel(redis.keyPrefix), JSON.stringify({ workspace: 'warmup', generation: { all: 0, list: 0 }, keys: [] }));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    return seenByA.length > 0 && seenByB.length > 0;
-  },
-  5000,
-  'both subscribers',
-);
+const raw = await untilPurgesHeard(t, redis.url, redis.keyPrefix, () => seenByA.length > 0 && seenByB.length > 0);
 seenByA.length = 0;
 seenByB.length = 0;
 
