@@ -5,6 +5,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import { ByteArena, SEGMENT_BYTES } from './byte-arena.js';
 import type { StoredValue } from './entry.js';
 
 /**
@@ -23,9 +24,16 @@ function sizeOf(value: StoredValue, key: string): number {
   return ENTRY_OVERHEAD + key.length + value.body.length + (value.gzip?.length ?? 0) + (value.br?.length ?? 0);
 }
 
+/** Segments of a sixteenth of the bound, between 64 KiB and SEGMENT_BYTES: a small L1 does not reserve a whole one. */
+function segmentBytesFor(maxBytes: number): number {
+  return Math.min(SEGMENT_BYTES, Math.max(64 * 1024, Math.floor(maxBytes / 16)));
+}
+
 /** The L1 cache. Keys come from keys.ts#l1Key only. */
 export class L1Cache {
   private readonly lru: LRUCache<string, StoredValue>;
+  /** The entries' bytes (byte-arena.ts); aliases have none. */
+  private readonly arena: ByteArena;
 
   constructor(maxBytes: number, metrics: GatewayMetrics) {
     const evictions = metrics.cacheEvictions.labels({ tier: 'l1' });
@@ -34,10 +42,15 @@ export class L1Cache {
       sizeCalculation: sizeOf,
       // An entry larger than the whole bound would evict everything else; refuse it instead.
       maxEntrySize: Math.max(maxBytes, 1),
-      dispose: (_value, _key, reason) => {
+      dispose: (value, _key, reason) => {
+        if (value.kind === 'entry') this.arena.release(value);
         if (reason === 'evict') evictions.inc();
       },
     });
+    this.arena = new ByteArena((key) => {
+      const value = this.lru.peek(key);
+      return value?.kind === 'entry' ? value : undefined;
+    }, segmentBytesFor(maxBytes));
     metrics.onScrape(() => {
       metrics.cacheEntries.set({ tier: 'l1' }, this.lru.size);
       metrics.cacheBytes.set({ tier: 'l1' }, this.lru.calculatedSize);
@@ -54,9 +67,16 @@ export class L1Cache {
     return this.lru.peek(key);
   }
 
-  /** Stores a value (replacing any). */
+  /**
+   * Stores a value (replacing any). An entry's bytes move into the arena; the entry object
+   * stays the same, so callers may still compare what they stored with what `peek` returns.
+   */
   set(key: string, value: StoredValue): void {
+    const again = this.lru.peek(key) === value;
     this.lru.set(key, value);
+    // Refused (larger than the bound) or already held under this key: nothing more to hold.
+    if (again || value.kind !== 'entry' || this.lru.peek(key) !== value) return;
+    this.arena.hold(key, value);
   }
 
   /** Drops a key. */
@@ -67,6 +87,11 @@ export class L1Cache {
   /** Number of items held. */
   get size(): number {
     return this.lru.size;
+  }
+
+  /** The arena's segments: how many, their bytes, and the bytes of entries held in them. */
+  get arenaStats(): { segments: number; bytes: number; live: number } {
+    return this.arena.stats;
   }
 
   /** Bytes counted against the bound. */
