@@ -26,6 +26,9 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS runtime
 WORKDIR /app
 ENV NODE_ENV=production NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
+# glibc: allocations of 128 KiB and up (the L1 arena's segments) always get their own mapping, so a
+# freed segment returns to the system instead of leaving a hole in the heap (README, Operations).
+ENV MALLOC_MMAP_THRESHOLD_=131072
 COPY package.json package-lock.json ./
 # --ignore-scripts also skips our own `prepare` (the compiler is a dev dependency; dist/ comes from
 # the build stage).

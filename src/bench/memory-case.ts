@@ -26,6 +26,8 @@ export async function memoryCase(h: Harness, count = 100_000, maxBytes = 64 * MI
           heapUsedMiB: round(m.heapUsedAfter / MIB, 1),
           heapTotalMiB: round(m.heapTotalAfter / MIB, 1),
           l1MiB: round(m.l1Bytes / MIB, 1),
+          arenaMiB: round(m.arenaBytes / MIB, 1),
+          arenaLiveMiB: round(m.arenaLiveBytes / MIB, 1),
           storedMiB: round(m.storedBytes / MIB, 1),
           recordingsHeld: m.entriesHeld,
           l1Items: m.l1Items,
@@ -40,7 +42,7 @@ export async function memoryCase(h: Harness, count = 100_000, maxBytes = 64 * MI
       { target: 'memory: L1 accounting ≤ 1.3× stored bytes', measured: `${round(accounting, 3)}× (real heap growth: ${round(heapPerStored, 3)}× stored, ${round(heapPerAccounted, 3)}× accounted)`, met: accounting <= 1.3 },
     ],
     notes: [
-      `Memory: ${m.entriesHeld} of ${m.filled} recordings still held (${m.l1Items} L1 items incl. link-code aliases); stored = body + gzip + brotli bytes of those; heap growth = heapUsed + arrayBuffers over the empty app, after GC.`,
+      `Memory: ${m.entriesHeld} of ${m.filled} recordings still held (${m.l1Items} L1 items incl. link-code aliases); stored = body + gzip + brotli bytes of those; heap growth = heapUsed + arrayBuffers over the empty app, after GC; arena = the L1 segments holding entry bytes, and the bytes of entries in them. The child runs with the production image's MALLOC_MMAP_THRESHOLD_.`,
     ],
   };
 }

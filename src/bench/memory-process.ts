@@ -20,6 +20,9 @@ export interface MemoryReport {
   entriesHeld: number;
   l1Items: number;
   l1Bytes: number;
+  /** The L1 arena's segments, and the bytes of entries held in them (byte-arena.ts). */
+  arenaBytes: number;
+  arenaLiveBytes: number;
   /** Body + gzip + brotli bytes of the recordings still held. */
   storedBytes: number;
   rssBefore: number;
@@ -75,6 +78,8 @@ serveCommands({
       entriesHeld,
       l1Items: app.l1.size,
       l1Bytes: app.l1.bytes,
+      arenaBytes: app.l1.arenaStats.bytes,
+      arenaLiveBytes: app.l1.arenaStats.live,
       storedBytes,
       rssBefore: before.rss,
       rssAfter: after.rss,

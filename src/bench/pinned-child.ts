@@ -23,6 +23,14 @@ export interface PinnedChild {
   stop(): Promise<void>;
 }
 
+/**
+ * The malloc setting the production image runs with (Dockerfile ENV): allocations of 128 KiB and
+ * up, L1's arena segments among them, always get their own mapping, so a freed segment goes back
+ * to the system. Without it glibc raises that threshold after the first free and serves later
+ * segments from its heap, whose holes it keeps.
+ */
+export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: '131072' };
+
 /** Whether `taskset` exists here; without it children run unpinned (and the report says so). */
 export const canPin = existsSync('/usr/bin/taskset') || existsSync('/bin/taskset');
 
@@ -35,9 +43,10 @@ export function startPinned(script: string, cpu: number, nodeFlags: readonly str
   const path = fileURLToPath(new URL(script, import.meta.url));
   const argv = [...nodeFlags, path];
   const stdio = ['ignore', stdoutToNull ? 'ignore' : 'inherit', 'inherit', 'ipc'] as const;
+  const options = { stdio: [...stdio], env: { ...process.env, ...RUNTIME_ENV } };
   const child: ChildProcess = canPin
-    ? spawn('taskset', ['-c', String(cpu), process.execPath, ...argv], { stdio: [...stdio] })
-    : spawn(process.execPath, argv, { stdio: [...stdio] });
+    ? spawn('taskset', ['-c', String(cpu), process.execPath, ...argv], options)
+    : spawn(process.execPath, argv, options);
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let nextId = 1;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

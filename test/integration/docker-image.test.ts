@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { RUNTIME_ENV } from '../../src/bench/pinned-child.js';
 import { startSimulator } from '../../src/sim/server.js';
 import { freePort, stopProcess, waitFor } from '../helpers/redis.js';
 
@@ -169,6 +170,7 @@ void t.test('the image steps yield a gateway that serves, holds no dev dependenc
   t.same(Object.keys(pkg['devDependencies'] ?? {}).filter(installed), [], 'no devDependency is installed');
   t.notOk(installed('typescript'), 'typescript is not in the image');
   t.notOk(installed('tap'), 'tap is not in the image');
+  t.same(Object.fromEntries(Object.keys(RUNTIME_ENV).map((name) => [name, env[name]])), RUNTIME_ENV, 'the image sets the malloc threshold the benchmark runs the gateway with');
 
   const sim = await startSimulator();
   t.teardown(() => sim.close());
