@@ -22,6 +22,10 @@ export async function memoryCase(h: Harness, count = 100_000, maxBytes = 64 * MI
         extra: {
           rssMiB: round(m.rssAfter / MIB, 1),
           rssBeforeMiB: round(m.rssBefore / MIB, 1),
+          rssAtGcMiB: round(m.rssAtGc / MIB, 1),
+          ...(m.residentAfter === null
+            ? {}
+            : { mallocHeapMiB: round(m.residentAfter.mallocHeap / MIB, 1), anonymousMiB: round(m.residentAfter.anonymous / MIB, 1) }),
           heapGrowthMiB: round(m.heapGrowth / MIB, 1),
           heapUsedMiB: round(m.heapUsedAfter / MIB, 1),
           heapTotalMiB: round(m.heapTotalAfter / MIB, 1),
@@ -42,7 +46,7 @@ export async function memoryCase(h: Harness, count = 100_000, maxBytes = 64 * MI
       { target: 'memory: L1 accounting ≤ 1.3× stored bytes', measured: `${round(accounting, 3)}× (real heap growth: ${round(heapPerStored, 3)}× stored, ${round(heapPerAccounted, 3)}× accounted)`, met: accounting <= 1.3 },
     ],
     notes: [
-      `Memory: ${m.entriesHeld} of ${m.filled} recordings still held (${m.l1Items} L1 items incl. link-code aliases); stored = body + gzip + brotli bytes of those; heap growth = heapUsed + arrayBuffers over the empty app, after GC; arena = the L1 segments holding entry bytes, and the bytes of entries in them. The child runs with the production image's MALLOC_MMAP_THRESHOLD_.`,
+      `Memory: ${m.entriesHeld} of ${m.filled} recordings still held (${m.l1Items} L1 items incl. link-code aliases); stored = body + gzip + brotli bytes of those; RSS and heap read 1 s after the final GC (rssAtGc: read at once, while V8 is still returning the pages it freed); heap growth = heapUsed + arrayBuffers over the empty app; arena = the L1 segments holding entry bytes, and the bytes of entries in them. The child runs with the production image's MALLOC_MMAP_THRESHOLD_.`,
     ],
   };
 }
