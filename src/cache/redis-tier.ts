@@ -11,7 +11,7 @@ import { systemClock, type Clock } from '../clock.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { StoredValue } from './entry.js';
 import { decodeStored, encodeStored } from './entry-codec.js';
-import type { Generation, ResourceKey } from './keys.js';
+import { generationTag, type Generation, type ResourceKey } from './keys.js';
 import { createRedisClient, type RedisConfig } from './redis-connection.js';
 import { RedisGuard } from './redis-guard.js';
 import { WriteBacklog, type PendingWrite } from './redis-write-backlog.js';
@@ -96,7 +96,7 @@ class RedisTier implements SharedTier {
       logger: deps.logger,
       onBreakerChange: (open) => {
         this.#publishUp();
-        if (!open) this.#replayBacklog();
+        if (!open) void this.#replayBacklog();
       },
     });
     this.#client = createRedisClient(config);
@@ -132,7 +132,7 @@ class RedisTier implements SharedTier {
     // Values already past their staleUntil would only be served as errors-of-the-past: skip them.
     const writes = values
       .filter(([, value]) => value.staleUntil > now)
-      .map(([key, value]) => ({ name: l2Key(this.#prefix, workspace, generation, key), value }));
+      .map(([key, value]) => ({ name: l2Key(this.#prefix, workspace, generation, key), workspace, generation, key, value }));
     await this.#write(writes, now);
   }
 
@@ -156,20 +156,37 @@ class RedisTier implements SharedTier {
     if (!written) this.#backlog.add(writes);
   }
 
-  /** Replays postponed writes once Redis answers again (breaker closed, connection ready). */
-  #replayBacklog(): void {
+  /**
+   * Replays postponed writes once Redis answers again (breaker closed, connection ready), each
+   * workspace's only after reading its generation from Redis: a write made under a generation
+   * since left behind is dropped. Otherwise, after a purge during the outage or a restart without
+   * data (counters back at 0), the write would land under old numbers, and once the counters
+   * climb back to them, answers older than the purges would be served again.
+   */
+  async #replayBacklog(): Promise<void> {
     if (this.#backlog.size === 0 || !this.up) return;
     const now = this.#clock.now();
-    const writes = this.#backlog.drain(now);
-    // Group by workspace hash tag: a Cluster pipeline must stay within one slot.
-    const bySlot = new Map<string, PendingWrite[]>();
-    for (const write of writes) {
-      const tag = write.name.slice(0, write.name.indexOf('}') + 1);
-      const group = bySlot.get(tag);
-      if (group === undefined) bySlot.set(tag, [write]);
+    const byWorkspace = new Map<WorkspaceId, PendingWrite[]>();
+    for (const write of this.#backlog.drain(now)) {
+      const group = byWorkspace.get(write.workspace);
+      if (group === undefined) byWorkspace.set(write.workspace, [write]);
       else group.push(write);
     }
-    for (const group of bySlot.values()) void this.#write(group, now);
+    // One workspace is one Cluster slot (its hash tag), so each group is one pipeline.
+    await Promise.all(
+      [...byWorkspace].map(async ([workspace, writes]) => {
+        const current = await this.loadGeneration(workspace);
+        if (current === undefined) {
+          this.#backlog.add(writes);
+          return;
+        }
+        const valid = writes.filter((write) => generationTag(write.key, write.generation) === generationTag(write.key, current));
+        if (valid.length < writes.length) {
+          this.#logger.info({ workspace, dropped: writes.length - valid.length }, 'postponed cache writes dropped: made under an older generation');
+        }
+        await this.#write(valid, now);
+      }),
+    );
   }
 
   async getVerdict(workspace: WorkspaceId, keyHash: KeyHash): Promise<boolean | undefined> {
@@ -274,7 +291,7 @@ class RedisTier implements SharedTier {
     if (wasDown) this.#logger.info('redis connected');
     this.#publishUp();
     if (wasDown) void this.#replayGenerations('redis connection restored; reloading generations');
-    this.#replayBacklog();
+    void this.#replayBacklog();
     // Only a return counts: the first connection has nothing to restore.
     if (wasDown && this.#connectedBefore) for (const listener of this.#restoredListeners) listener();
     this.#connectedBefore = true;

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
 import { recordingKey, type Generation } from '../../../src/cache/keys.js';
-import { generationKey } from '../../../src/cache/redis-keys.js';
+import { generationKey, l2Key } from '../../../src/cache/redis-keys.js';
 import type { PurgeEvent, SharedTier } from '../../../src/cache/shared-tier.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import { makeEntry, metricValue, tierFor } from '../../helpers/redis-tier.js';
@@ -121,4 +121,25 @@ void t.test('writes skipped while Redis stalls are replayed once it answers agai
   await breakerClosed(tier);
   await waitFor(async () => (await Promise.all(keys.map((key) => tier.get(ACME, GEN, key)))).every((v) => v !== undefined), 3000, 'the postponed writes to land');
   for (const key of keys) t.ok(await tier.get(ACME, GEN, key), `${key} reached Redis after the stall`);
+});
+
+void t.test('a postponed write made under a generation Redis has since left is dropped, not replayed', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const { tier } = await tierFor(t, redis);
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.quit());
+  // A restart without data: this instance knew generation 3, the new Redis's counters are at 0.
+  const before = { all: 3, list: 0 };
+  await redis.stop();
+  await waitFor(() => !tier.up, 3000, 'the tier to notice');
+  const current = recordingKey('current-generation');
+  const old = recordingKey('old-generation');
+  await tier.set(ACME, before, [[old, makeEntry()]]);
+  await tier.set(ACME, GEN, [[current, makeEntry()]]);
+  await redis.start();
+  await waitFor(async () => (await tier.get(ACME, GEN, current)) !== undefined, 3000, 'the current write to land');
+  t.equal(await raw.exists(l2Key(redis.keyPrefix, ACME, before, old)), 0, 'nothing written under generation 3');
+  // Purges bring the counters back to 3: the old answer must not reappear.
+  await raw.hset(generationKey(redis.keyPrefix, ACME), 'all', 3);
+  t.equal(await tier.get(ACME, before, old), undefined, 'and nothing to find once the counters get there');
 });
