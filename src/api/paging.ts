@@ -1,8 +1,6 @@
 /** Parses the query of the two routes: page_number and page_size on the list, nothing on a recording. */
 import { ValidationError } from '../errors.js';
-
-/** The validated page a list request asks for. */
-export type ListQuery = { pageNumber: number; pageSize: number };
+import type { PageRequest } from '../upstream/types.js';
 
 /** Page size bounds from config (`listing.defaultPageSize`, `listing.maxPageSize`). */
 export type PageLimits = { defaultPageSize: number; maxPageSize: number };
@@ -24,7 +22,7 @@ const MAX_ECHO = 64;
  * Reads `page_number` (≥ 1, default 1) and `page_size` (1…maxPageSize, default defaultPageSize)
  * from the raw query; throws ValidationError naming the parameter for anything else.
  */
-export function parseListQuery(query: string, limits: PageLimits): ListQuery {
+export function parseListQuery(query: string, limits: PageLimits): PageRequest {
   let pageNumber: number | undefined;
   let pageSize: number | undefined;
   // Split by hand rather than with URLSearchParams: it would turn "+" into a space, swallow bad
