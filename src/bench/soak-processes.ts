@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { freePort } from './free-port.js';
+import { RUNTIME_ENV } from './pinned-child.js';
 
 /** A child process the soak run started and must stop. */
 export interface Child {
@@ -73,8 +74,9 @@ export interface GatewayPorts {
 }
 
 /**
- * Starts `node dist/main.js` with a config file written to `dir` (merged over default.yaml) and
- * the DESIGN A1 environment variables; its log goes to `dir/gateway.log`. `nodeFlags` (e.g.
+ * Starts `node dist/main.js` with a config file written to `dir` (merged over default.yaml),
+ * the DESIGN A1 environment variables and the image's malloc setting (RUNTIME_ENV); its log
+ * goes to `dir/gateway.log`. `nodeFlags` (e.g.
  * `--cpu-prof`) go before the script.
  */
 export async function startGateway(dir: string, config: string, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<Child & GatewayPorts & { log: string }> {
@@ -86,7 +88,7 @@ export async function startGateway(dir: string, config: string, env: Record<stri
   const main = fileURLToPath(new URL('../main.js', import.meta.url));
   const child = spawn(process.execPath, [...nodeFlags, main], {
     stdio: ['ignore', out, out],
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', ADMIN_PORT: String(adminPort), ADMIN_HOST: '127.0.0.1', GATEWAY_CONFIG: configFile },
+    env: { ...process.env, ...RUNTIME_ENV, ...env, PORT: String(port), HOST: '127.0.0.1', ADMIN_PORT: String(adminPort), ADMIN_HOST: '127.0.0.1', GATEWAY_CONFIG: configFile },
   });
   closeSync(out);
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`gateway exited with ${code}; see ${log}`))));
