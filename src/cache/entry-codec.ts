@@ -10,7 +10,7 @@ import type { AliasEntry, CacheEntry, StoredValue } from './entry.js';
 const MAGIC_0 = 0x72;
 const MAGIC_1 = 0x67;
 /** Bumped when the layout changes; older or newer bytes read as a miss, never as garbage. */
-const VERSION = 1;
+const VERSION = 2;
 const KIND_ENTRY = 1;
 const KIND_ALIAS = 2;
 
@@ -22,8 +22,10 @@ const KNOWN_FLAGS = HAS_GZIP | HAS_BR | HAS_RECORDING_ID | HAS_LINK_ID;
 
 /** magic(2) version(1) kind(1) */
 const PREFIX_BYTES = 4;
-/** status(2) flags(1) 5 instants(40) etag/recordingId/linkId lengths(3×2) body/gzip/br lengths(3×4) */
-const ENTRY_HEADER_BYTES = PREFIX_BYTES + 2 + 1 + 5 * 8 + 3 * 2 + 3 * 4;
+/** storedAt, freshUntil, staleUntil, urlDeadline, urlExpiry, resignAt. */
+const INSTANTS = 6;
+/** status(2) flags(1) instants(6×8) etag/recordingId/linkId lengths(3×2) body/gzip/br lengths(3×4) */
+const ENTRY_HEADER_BYTES = PREFIX_BYTES + 2 + 1 + INSTANTS * 8 + 3 * 2 + 3 * 4;
 /** staleUntil(8) target length(4) */
 const ALIAS_HEADER_BYTES = PREFIX_BYTES + 8 + 4;
 const MAX_U16 = 0xffff;
@@ -52,7 +54,7 @@ function encodeEntry(entry: CacheEntry): Buffer {
   const flags =
     (entry.gzip ? HAS_GZIP : 0) | (entry.br ? HAS_BR : 0) | (entry.recordingId !== null ? HAS_RECORDING_ID : 0) | (entry.linkId !== null ? HAS_LINK_ID : 0);
   at = buf.writeUInt8(flags, at);
-  for (const instant of [entry.storedAt, entry.freshUntil, entry.staleUntil, entry.urlDeadline, entry.resignAt]) {
+  for (const instant of [entry.storedAt, entry.freshUntil, entry.staleUntil, entry.urlDeadline, entry.urlExpiry, entry.resignAt]) {
     at = buf.writeDoubleBE(instant, at);
   }
   for (const part of [etag, recordingId, linkId]) at = buf.writeUInt16BE(part.length, at);
@@ -84,7 +86,7 @@ function decodeEntry(buf: Buffer): CacheEntry | undefined {
   if ((flags & ~KNOWN_FLAGS) !== 0) return undefined;
   let at = PREFIX_BYTES + 3;
   const instants: number[] = [];
-  for (let i = 0; i < 5; i++, at += 8) instants.push(buf.readDoubleBE(at));
+  for (let i = 0; i < INSTANTS; i++, at += 8) instants.push(buf.readDoubleBE(at));
   if (instants.some(Number.isNaN)) return undefined;
   const short: number[] = [];
   for (let i = 0; i < 3; i++, at += 2) short.push(buf.readUInt16BE(at));
@@ -104,7 +106,7 @@ function decodeEntry(buf: Buffer): CacheEntry | undefined {
     return part;
   });
   const [etag, recordingId, linkId, body, gzip, br] = parts as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
-  const [storedAt, freshUntil, staleUntil, urlDeadline, resignAt] = instants as [number, number, number, number, number];
+  const [storedAt, freshUntil, staleUntil, urlDeadline, urlExpiry, resignAt] = instants as [number, number, number, number, number, number];
   if ((flags & HAS_GZIP) === 0 && gzip.length > 0) return undefined;
   if ((flags & HAS_BR) === 0 && br.length > 0) return undefined;
   return {
@@ -118,6 +120,7 @@ function decodeEntry(buf: Buffer): CacheEntry | undefined {
     freshUntil,
     staleUntil,
     urlDeadline,
+    urlExpiry,
     resignAt,
     recordingId: (flags & HAS_RECORDING_ID) !== 0 ? recordingId.toString('utf8') : null,
     linkId: (flags & HAS_LINK_ID) !== 0 ? linkId.toString('utf8') : null,

@@ -145,6 +145,7 @@ export class EntryFactory {
       freshUntil,
       staleUntil: freshUntil + Math.max(timings.staleWhileRevalidate, timings.staleIfError),
       urlDeadline: Infinity,
+      urlExpiry: Infinity,
       resignAt: Infinity,
       recordingId: null,
       linkId: null,
@@ -178,7 +179,7 @@ export class EntryFactory {
       applyUrlPolicy(recording, { signer: null, minRemaining, validity }, now);
     }
     const body = bodyBytes(JSON.stringify(parsed));
-    const rebuilt = this.build(workspace, resource, body, { urlDeadline: Infinity, resignAt: Infinity, hasUnknown: false }, now, entry.storedAt, null);
+    const rebuilt = this.build(workspace, resource, body, { urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity, hasUnknown: false }, now, entry.storedAt, null);
     return { ...rebuilt, freshUntil: entry.freshUntil, staleUntil: entry.staleUntil, recordingId: entry.recordingId, linkId: entry.linkId };
   }
 
@@ -225,6 +226,7 @@ export class EntryFactory {
       freshUntil,
       staleUntil: freshUntil + Math.max(timings.staleWhileRevalidate, timings.staleIfError),
       urlDeadline: facts.urlDeadline,
+      urlExpiry: facts.urlExpiry,
       resignAt: facts.resignAt,
       recordingId: recording?.id ?? null,
       linkId: recording?.public_link_id ?? null,

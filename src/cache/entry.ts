@@ -24,6 +24,12 @@ export interface CacheEntry {
   readonly staleUntil: number;
   /** From then on the body's transcoded_url values have less than signing.minRemaining left. */
   readonly urlDeadline: number;
+  /**
+   * The earliest expiry of the body's transcoded_url values (Infinity: none known). Kept beside
+   * urlDeadline because that one is relative to the minRemaining of when the entry was built,
+   * and the validity reported per response must not move when a reload changes minRemaining.
+   */
+  readonly urlExpiry: number;
   /** From then on a configured signer should re-sign the entry in the background. */
   readonly resignAt: number;
   /** For a recording: its UUID and public link code, so both keys can be refreshed or purged. */

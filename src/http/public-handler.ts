@@ -202,13 +202,12 @@ export class PublicHandler {
 
   /**
    * Observes the validity left on the earliest-expiring transcoded_url of an entry about to be
-   * served, from the instant stored with it (urlDeadline = earliest expiry - minRemaining), so
-   * the body is never parsed. Entries without a URL of known expiry are not observed.
+   * served, from the expiry stored with it, so the body is never parsed. Entries without a URL of
+   * known expiry are not observed.
    */
   private observeUrls(entry: CacheEntry, now: number): void {
-    if (entry.status !== 200 || !Number.isFinite(entry.urlDeadline)) return;
-    const minRemaining = this.deps.settings().config.signing.minRemaining;
-    this.urlRemaining.observe((entry.urlDeadline + minRemaining - now) / 1000);
+    if (entry.status !== 200 || !Number.isFinite(entry.urlExpiry)) return;
+    this.urlRemaining.observe((entry.urlExpiry - now) / 1000);
   }
 
   /**

@@ -18,6 +18,8 @@ export interface UrlPolicyOptions {
 export interface UrlFacts {
   /** Earliest instant (epoch ms) a URL left has less than minRemaining; Infinity when none has a known expiry. */
   urlDeadline: number;
+  /** Earliest expiry (epoch ms) of a URL left; Infinity when none has a known expiry. */
+  urlExpiry: number;
   /** Earliest instant a signable URL should be re-signed; Infinity when nothing signable. */
   resignAt: number;
   /** Some non-null URL has no readable expiry and cannot be re-signed. */
@@ -47,7 +49,7 @@ export function urlMargin(minRemaining: number): number {
  */
 export function applyUrlPolicy(recording: Recording, options: UrlPolicyOptions, now: number): UrlPolicyResult {
   const { signer, minRemaining, validity } = options;
-  const result: UrlPolicyResult = { urlDeadline: Infinity, resignAt: Infinity, hasUnknown: false, resigned: 0, resignErrors: 0 };
+  const result: UrlPolicyResult = { urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity, hasUnknown: false, resigned: 0, resignErrors: 0 };
   let url = recording.transcoded_url;
   if (url === null) return result;
   const margin = urlMargin(minRemaining);
@@ -73,6 +75,7 @@ export function applyUrlPolicy(recording: Recording, options: UrlPolicyOptions, 
     recording.transcoded_url = null;
   } else {
     result.urlDeadline = expiresAt - minRemaining;
+    result.urlExpiry = expiresAt;
     if (signable) result.resignAt = expiresAt - minRemaining - margin;
   }
   return result;
@@ -81,12 +84,14 @@ export function applyUrlPolicy(recording: Recording, options: UrlPolicyOptions, 
 /** The facts of a body holding several recordings: the earliest instants, and any unknown expiry. */
 export function mergeFacts(facts: readonly UrlFacts[]): UrlFacts {
   let urlDeadline = Infinity;
+  let urlExpiry = Infinity;
   let resignAt = Infinity;
   let hasUnknown = false;
   for (const one of facts) {
     urlDeadline = Math.min(urlDeadline, one.urlDeadline);
+    urlExpiry = Math.min(urlExpiry, one.urlExpiry);
     resignAt = Math.min(resignAt, one.resignAt);
     hasUnknown ||= one.hasUnknown;
   }
-  return { urlDeadline, resignAt, hasUnknown };
+  return { urlDeadline, urlExpiry, resignAt, hasUnknown };
 }

@@ -71,6 +71,7 @@ export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now())
     freshUntil: now + 60_000,
     staleUntil: now + 600_000,
     urlDeadline: Infinity,
+    urlExpiry: Infinity,
     resignAt: Infinity,
     recordingId: '0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c',
     linkId: 'abcDEF_12',

@@ -10,11 +10,22 @@ const NOW = 1_700_000_000_000;
 
 void t.test('an entry round-trips field for field, Infinity instants included', (t) => {
   const body = Buffer.from(JSON.stringify({ recordings: Array.from({ length: 50 }, (_, i) => ({ id: i, title: `t${i}` })) }));
-  const entry = makeEntry({ body, gzip: gzipSync(body), br: brotliCompressSync(body), urlDeadline: Infinity, resignAt: NOW + 1234.5 }, NOW);
+  const entry = makeEntry({ body, gzip: gzipSync(body), br: brotliCompressSync(body), urlDeadline: Infinity, urlExpiry: NOW + 99_000, resignAt: NOW + 1234.5 }, NOW);
   const decoded = decodeStored(encodeStored(entry));
   t.same(decoded, entry);
   t.equal((decoded as CacheEntry).urlDeadline, Infinity);
+  t.equal((decoded as CacheEntry).urlExpiry, NOW + 99_000);
   t.equal((decoded as CacheEntry).resignAt, NOW + 1234.5);
+  t.end();
+});
+
+void t.test('bytes of another layout version read as a miss, not as shifted fields', (t) => {
+  const encoded = encodeStored(makeEntry({}, NOW));
+  for (const version of [1, 3]) {
+    const other = Buffer.from(encoded);
+    other[2] = version;
+    t.equal(decodeStored(other), undefined, `version ${version}`);
+  }
   t.end();
 });
 

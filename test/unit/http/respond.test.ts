@@ -24,6 +24,7 @@ function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
     freshUntil: NOW + 60_000,
     staleUntil: NOW + 600_000,
     urlDeadline: Infinity,
+    urlExpiry: Infinity,
     resignAt: Infinity,
     recordingId: null,
     linkId: null,

@@ -45,7 +45,7 @@ void t.test('due: a signable URL within minRemaining + margin is re-signed to no
   const { url, result } = apply(onHost(NOW + MIN + MARGIN - 1000), { signer: s });
   t.equal(s.calls, 1);
   t.equal(url, onHost(NOW + VALIDITY));
-  t.same(result, { resigned: 1, resignErrors: 0, hasUnknown: false, urlDeadline: NOW + VALIDITY - MIN, resignAt: NOW + VALIDITY - MIN - MARGIN });
+  t.same(result, { resigned: 1, resignErrors: 0, hasUnknown: false, urlDeadline: NOW + VALIDITY - MIN, urlExpiry: NOW + VALIDITY, resignAt: NOW + VALIDITY - MIN - MARGIN });
   t.end();
 });
 
@@ -54,7 +54,7 @@ void t.test('not due: left alone, with resignAt at expiry - minRemaining - margi
   const { url, result } = apply(onHost(NOW + 600_000), { signer: s });
   t.equal(s.calls, 0);
   t.equal(url, onHost(NOW + 600_000));
-  t.same(result, { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: NOW + 600_000 - MIN, resignAt: NOW + 600_000 - MIN - MARGIN });
+  t.same(result, { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: NOW + 600_000 - MIN, urlExpiry: NOW + 600_000, resignAt: NOW + 600_000 - MIN - MARGIN });
   t.end();
 });
 
@@ -68,10 +68,10 @@ void t.test('exactly at minRemaining + margin is not yet due', (t) => {
 void t.test('unknown expiry: re-signed on a signer host, flagged off it', (t) => {
   const on = apply(`https://${SIGNED_HOST}/v/plain.mp4`, { signer: signer() });
   t.equal(on.url, signCloudCdnUrl(`https://${SIGNED_HOST}/v/plain.mp4`, 'k', KEY, (NOW + VALIDITY) / 1000));
-  t.same(on.result, { resigned: 1, resignErrors: 0, hasUnknown: false, resignAt: NOW + VALIDITY - MIN - MARGIN, urlDeadline: NOW + VALIDITY - MIN });
+  t.same(on.result, { resigned: 1, resignErrors: 0, hasUnknown: false, resignAt: NOW + VALIDITY - MIN - MARGIN, urlDeadline: NOW + VALIDITY - MIN, urlExpiry: NOW + VALIDITY });
   const off = apply('https://other.example.net/v/plain.mp4', { signer: signer() });
   t.equal(off.url, 'https://other.example.net/v/plain.mp4', 'unknown is never nulled');
-  t.same(off.result, { resigned: 0, resignErrors: 0, hasUnknown: true, resignAt: Infinity, urlDeadline: Infinity });
+  t.same(off.result, { resigned: 0, resignErrors: 0, hasUnknown: true, resignAt: Infinity, urlDeadline: Infinity, urlExpiry: Infinity });
   t.end();
 });
 
@@ -79,11 +79,11 @@ void t.test('off-host: never signed; expired nulled, valid kept and bounding url
   const s = signer();
   const expired = apply(offHost(NOW + MIN - 1000), { signer: s });
   t.equal(expired.url, null);
-  t.same(expired.result, { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: Infinity, resignAt: Infinity }, 'a nulled URL bounds nothing');
+  t.same(expired.result, { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity }, 'a nulled URL bounds nothing');
   const valid = apply(offHost(NOW + 300_000), { signer: s });
   t.equal(valid.url, offHost(NOW + 300_000));
-  t.same(valid.result, { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: NOW + 300_000 - MIN, resignAt: Infinity });
-  t.same(apply(null, { signer: s }), { url: null, result: { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: Infinity, resignAt: Infinity } });
+  t.same(valid.result, { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: NOW + 300_000 - MIN, urlExpiry: NOW + 300_000, resignAt: Infinity });
+  t.same(apply(null, { signer: s }), { url: null, result: { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity } });
   t.equal(s.calls, 0);
   t.end();
 });
@@ -91,7 +91,7 @@ void t.test('off-host: never signed; expired nulled, valid kept and bounding url
 void t.test('no signer: only nulls, under minRemaining; unknown kept and flagged; nothing signable', (t) => {
   const exact = apply(onHost(NOW + MIN));
   t.equal(exact.url, onHost(NOW + MIN), 'exactly minRemaining left is still served');
-  t.same(exact.result, { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: NOW, resignAt: Infinity });
+  t.same(exact.result, { resigned: 0, resignErrors: 0, hasUnknown: false, urlDeadline: NOW, urlExpiry: NOW + MIN, resignAt: Infinity });
   t.equal(apply(onHost(NOW + MIN - 1000)).url, null);
   t.equal(apply(onHost(NOW - 5000)).url, null, 'already expired');
   const unknown = apply('https://x.example/unknown.mp4');
@@ -104,7 +104,7 @@ void t.test('signer throws: counted, then the keep/null rule applies and nothing
   const s = signer({ fail: true });
   const inMargin = apply(onHost(NOW + MIN + 10_000), { signer: s });
   t.equal(inMargin.url, onHost(NOW + MIN + 10_000), 'still has minRemaining: kept');
-  t.same(inMargin.result, { resigned: 0, resignErrors: 1, hasUnknown: false, resignAt: Infinity, urlDeadline: NOW + 10_000 });
+  t.same(inMargin.result, { resigned: 0, resignErrors: 1, hasUnknown: false, resignAt: Infinity, urlDeadline: NOW + 10_000, urlExpiry: NOW + 10_000 + MIN });
   const short = apply(onHost(NOW + 1000), { signer: s });
   t.equal(short.url, null, 'under minRemaining: never served expired');
   t.equal(short.result.resignErrors, 1);
@@ -118,9 +118,9 @@ void t.test('signer throws: counted, then the keep/null rule applies and nothing
 void t.test('mergeFacts: the earliest deadline and re-sign time win, any unknown counts', (t) => {
   const s = signer();
   const facts = [onHost(NOW + 900_000), offHost(NOW + 200_000), onHost(NOW + 400_000), null].map((url) => apply(url, { signer: s }).result);
-  t.same(mergeFacts(facts), { urlDeadline: NOW + 200_000 - MIN, resignAt: NOW + 400_000 - MIN - MARGIN, hasUnknown: false });
-  t.same(mergeFacts([...facts, apply('https://x.example/unknown.mp4').result]), { urlDeadline: NOW + 200_000 - MIN, resignAt: NOW + 400_000 - MIN - MARGIN, hasUnknown: true });
-  t.same(mergeFacts([]), { urlDeadline: Infinity, resignAt: Infinity, hasUnknown: false }, 'no recordings: nothing bounds the entry');
+  t.same(mergeFacts(facts), { urlDeadline: NOW + 200_000 - MIN, urlExpiry: NOW + 200_000, resignAt: NOW + 400_000 - MIN - MARGIN, hasUnknown: false });
+  t.same(mergeFacts([...facts, apply('https://x.example/unknown.mp4').result]), { urlDeadline: NOW + 200_000 - MIN, urlExpiry: NOW + 200_000, resignAt: NOW + 400_000 - MIN - MARGIN, hasUnknown: true });
+  t.same(mergeFacts([]), { urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity, hasUnknown: false }, 'no recordings: nothing bounds the entry');
   t.end();
 });
 
