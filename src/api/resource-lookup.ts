@@ -1,4 +1,7 @@
-/** A Lookup bound to one request: which resource to fetch and how long the upstream took. */
+/**
+ * A Lookup bound to one request: what was parsed from it (which resource, whose key, from which
+ * address), whether its key is verified, and how long the upstream took.
+ */
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { ResourceKey } from '../cache/keys.js';
 import type { Lookup } from '../cache/lookup.js';
@@ -9,6 +12,8 @@ import type { PageRequest, Resource, Upstream, UpstreamAnswer } from '../upstrea
 export class ResourceLookup implements Lookup {
   /** Milliseconds this request's own upstream fetches took (for the request log line). */
   upstreamMs = 0;
+  /** Set once the key's verdict is known, before the lookup reaches the read-through flow. */
+  verified = false;
 
   constructor(
     private readonly upstream: Upstream,
@@ -17,9 +22,10 @@ export class ResourceLookup implements Lookup {
     readonly key: ResourceKey,
     readonly apiKey: string,
     readonly keyHash: KeyHash,
-    readonly verified: boolean,
     private readonly page: PageRequest | null,
     private readonly id: string | null,
+    /** The client address the failed-key limiter counts against. */
+    readonly address: string,
   ) {}
 
   /** Fetches the resource from the upstream with the given key. */

@@ -13,7 +13,6 @@ import { parseRecordingId } from '../api/recording-id.js';
 import { ResourceLookup } from '../api/resource-lookup.js';
 import type { KeyCheck } from '../auth/key-check.js';
 import { hashKey, isKeyShaped } from '../auth/key-hash.js';
-import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { Settings } from '../cache/settings.js';
 import { listKey, recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
@@ -46,18 +45,6 @@ export interface PublicHandlerDeps {
   readonly clock: Clock;
   readonly metrics: GatewayMetrics;
   readonly logger: Logger;
-}
-
-/** What was learned about a request before the cache is asked. */
-interface Parsed {
-  readonly workspace: WorkspaceId;
-  readonly resource: Resource;
-  readonly key: ResourceKey;
-  readonly page: PageRequest | null;
-  readonly id: string | null;
-  readonly apiKey: string;
-  readonly keyHash: KeyHash;
-  readonly address: string;
 }
 
 /** Per-request bookkeeping for the log line and metrics. */
@@ -142,21 +129,21 @@ export class PublicHandler {
       const now = this.deps.clock.now();
       // A malformed key is a failed key like any other: counted, and limited (429) the same way.
       if (typeof apiKey !== 'string' || !isKeyShaped(apiKey)) this.deps.keys.reject(address, now);
-      const parsed: Parsed = { workspace, resource: match.route, key, page, id, apiKey, keyHash: hashKey(apiKey), address };
-      const verdict = this.deps.keys.known(parsed, config.auth.mode, now);
+      const lookup = new ResourceLookup(this.deps.upstream, workspace, match.route, key, apiKey, hashKey(apiKey), page, id, address);
+      const verdict = this.deps.keys.known(lookup, config.auth.mode, now);
       const generation = this.deps.readThrough.generation(workspace);
       if (verdict === true && !(generation instanceof Promise)) {
         // The fast path: a verified key and a fresh L1 entry. Nothing here awaits.
-        const lookup = this.lookupFor(parsed, true);
+        lookup.verified = true;
         const entry = this.deps.readThrough.hit(lookup, generation, now);
         if (entry !== undefined) {
-          this.l1Hits[parsed.resource].inc();
+          this.l1Hits[lookup.resource].inc();
           this.observeUrls(entry, now);
           this.finish(req, trace, writeEntry(req, res, entry, 'hit', now, ctx), 'hit');
           return;
         }
       }
-      void this.serveSlow(req, res, trace, parsed, verdict, generation);
+      void this.serveSlow(req, res, trace, lookup, verdict, generation);
     } catch (error) {
       this.fail(req, res, trace, error);
     }
@@ -167,20 +154,19 @@ export class PublicHandler {
     req: IncomingMessage,
     res: ServerResponse,
     trace: Trace,
-    parsed: Parsed,
+    lookup: ResourceLookup,
     peeked: true | undefined,
     generationOrLoad: Generation | Promise<Generation>,
   ): Promise<void> {
     try {
       const generation = await generationOrLoad;
-      const verified = peeked ?? (await this.deps.keys.resolve(parsed, this.deps.clock.now()));
-      const lookup = this.lookupFor(parsed, verified);
+      lookup.verified = peeked ?? (await this.deps.keys.resolve(lookup, this.deps.clock.now()));
       trace.lookup = lookup;
       let served;
       try {
         served = await this.deps.readThrough.serve(lookup, generation);
       } catch (error) {
-        if (error instanceof GatewayError && error.code === 'INVALID_KEY') this.deps.keys.failed(parsed.address, this.deps.clock.now());
+        if (error instanceof GatewayError && error.code === 'INVALID_KEY') this.deps.keys.failed(lookup.address, this.deps.clock.now());
         throw error;
       }
       if (res.destroyed) {
@@ -194,10 +180,6 @@ export class PublicHandler {
     } catch (error) {
       this.fail(req, res, trace, error);
     }
-  }
-
-  private lookupFor(parsed: Parsed, verified: boolean): ResourceLookup {
-    return new ResourceLookup(this.deps.upstream, parsed.workspace, parsed.resource, parsed.key, parsed.apiKey, parsed.keyHash, verified, parsed.page, parsed.id);
   }
 
   /**
