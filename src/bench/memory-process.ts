@@ -1,16 +1,17 @@
 /**
- * Bench child: fills a gateway's L1 (cache.l1.maxBytes 64 MiB) with 100k distinct recordings
- * through the same EntryFactory and ReadThrough.store the upstream path uses, then reports RSS,
- * heap, L1 accounting and the bytes actually held. Run with --expose-gc.
+ * Bench child: fills a gateway's L1 (cache.l1.maxBytes 64 MiB) with 100k distinct recordings, or
+ * with list pages, through the same EntryFactory and ReadThrough.store the upstream path uses,
+ * then reports RSS, heap, L1 accounting and the bytes actually held. Run with --expose-gc.
  */
 import { readFileSync } from 'node:fs';
 import pino from 'pino';
-import { buildApp } from '../app.js';
-import { asWorkspaceId } from '../brands.js';
+import { buildApp, type App } from '../app.js';
+import { asWorkspaceId, type WorkspaceId } from '../brands.js';
 import { EntryFactory } from '../cache/entry-factory.js';
-import { recordingKey } from '../cache/keys.js';
+import { listKey, recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
 import { recordingValues } from '../cache/recording-values.js';
 import { configWith } from '../config/load.js';
+import type { ListPage, Recording } from '../recording.js';
 import { generateWorkspaceData } from '../sim/data.js';
 import { serveCommands } from './pinned-child.js';
 
@@ -68,64 +69,105 @@ function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
 
+/**
+ * Builds and stores entries into a fresh app's L1; resolves with the keys to look them up by,
+ * made only when read (key strings held through the fill would count as the cache's memory).
+ */
+type Fill = (context: FillContext) => Promise<{ readonly filled: number; keys(): Iterable<ResourceKey> }>;
+
+interface FillContext {
+  readonly app: App;
+  readonly factory: EntryFactory;
+  readonly workspace: WorkspaceId;
+  readonly generation: Generation;
+  readonly now: number;
+  /** A 1000-recording template, made before the first reading (see `unique`). */
+  readonly sources: readonly Recording[];
+}
+
+/** Runs `fill` on a gateway with `cache.l1.maxBytes`, measuring memory before and after. */
+async function measure(maxBytes: number, fill: Fill): Promise<MemoryReport> {
+  const config = configWith({ cache: { l1: { maxBytes } }, upstream: { baseUrl: 'http://127.0.0.1:9/{workspace}' } });
+  const app = buildApp(config, { logger: pino({ level: 'silent' }), sharedTier: null });
+  const factory = new EntryFactory(() => app.settings(), app.metrics);
+  const workspace = asWorkspaceId('acme')!;
+  const generation = app.readThrough.generation(workspace);
+  if (generation instanceof Promise) throw new Error('generation should be synchronous without L2');
+  // Realistic bodies without 100k source objects in the heap being measured.
+  const sources = generateWorkspaceData('acme', { count: 1000, seed: 7 });
+  gc();
+  const before = process.memoryUsage();
+  const filled = await fill({ app, factory, workspace, generation, now: Date.now(), sources });
+  gc();
+  gc();
+  // V8 hands the pages a collection freed back to the system from a background thread: read
+  // right after gc(), RSS still counts some of them (measured: 163 to 195 MiB across runs).
+  // The figure wanted is what the process holds with the entries stored, so it waits.
+  const rssAtGc = process.memoryUsage().rss;
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const after = process.memoryUsage();
+  const residentAfter = residentByKind();
+  let storedBytes = 0;
+  let entriesHeld = 0;
+  for (const key of filled.keys()) {
+    const entry = app.readThrough.readL1(workspace, generation, key);
+    if (entry === undefined) continue;
+    entriesHeld++;
+    storedBytes += entry.body.length + (entry.gzip?.length ?? 0) + (entry.br?.length ?? 0);
+  }
+  const report: MemoryReport = {
+    maxBytes,
+    filled: filled.filled,
+    entriesHeld,
+    l1Items: app.l1.size,
+    l1Bytes: app.l1.bytes,
+    arenaBytes: app.l1.arenaStats.bytes,
+    arenaLiveBytes: app.l1.arenaStats.live,
+    storedBytes,
+    rssBefore: before.rss,
+    rssAfter: after.rss,
+    rssAtGc,
+    residentAfter,
+    heapUsedAfter: after.heapUsed,
+    heapTotalAfter: after.heapTotal,
+    heapGrowth: after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers),
+  };
+  await app.close();
+  return report;
+}
+
+/** A template recording under a unique id and link code, so every entry differs. */
+function unique(source: Recording, n: number): Recording {
+  return { ...source, id: `${source.id.slice(0, 24)}${n.toString(16).padStart(12, '0')}`, public_link_id: `bench${n.toString(36)}` };
+}
+
 serveCommands({
-  async fill({ count, maxBytes }: { count: number; maxBytes: number }): Promise<MemoryReport> {
-    const config = configWith({ cache: { l1: { maxBytes } }, upstream: { baseUrl: 'http://127.0.0.1:9/{workspace}' } });
-    const app = buildApp(config, { logger: pino({ level: 'silent' }), sharedTier: null });
-    const factory = new EntryFactory(() => app.settings(), app.metrics);
-    const workspace = asWorkspaceId('acme')!;
-    const generation = app.readThrough.generation(workspace);
-    if (generation instanceof Promise) throw new Error('generation should be synchronous without L2');
-    // A 1000-recording template cloned with unique ids and link codes: realistic bodies without
-    // 100k source objects in the heap being measured.
-    const template = generateWorkspaceData('acme', { count: 1000, seed: 7 });
-    const ids: string[] = [];
-    gc();
-    const before = process.memoryUsage();
-    const now = Date.now();
-    for (let i = 0; i < count; i++) {
-      const source = template[i % template.length]!;
-      const id = `${source.id.slice(0, 24)}${i.toString(16).padStart(12, '0')}`;
-      ids.push(id);
-      const entry = factory.recording(workspace, { ...source, id, public_link_id: `bench${i.toString(36)}` }, now);
-      // store() may be synchronous or not; either way the entry is in L1 before the next one.
-      await Promise.resolve(app.readThrough.store(workspace, generation, recordingValues(entry)));
-    }
-    gc();
-    gc();
-    // V8 hands the pages a collection freed back to the system from a background thread: read
-    // right after gc(), RSS still counts some of them (measured: 163 to 195 MiB across runs).
-    // The figure wanted is what the process holds with the entries stored, so it waits.
-    const rssAtGc = process.memoryUsage().rss;
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    const after = process.memoryUsage();
-    const residentAfter = residentByKind();
-    let storedBytes = 0;
-    let entriesHeld = 0;
-    for (const id of ids) {
-      const entry = app.readThrough.readL1(workspace, generation, recordingKey(id));
-      if (entry === undefined) continue;
-      entriesHeld++;
-      storedBytes += entry.body.length + (entry.gzip?.length ?? 0) + (entry.br?.length ?? 0);
-    }
-    const report: MemoryReport = {
-      maxBytes,
-      filled: ids.length,
-      entriesHeld,
-      l1Items: app.l1.size,
-      l1Bytes: app.l1.bytes,
-      arenaBytes: app.l1.arenaStats.bytes,
-      arenaLiveBytes: app.l1.arenaStats.live,
-      storedBytes,
-      rssBefore: before.rss,
-      rssAfter: after.rss,
-      rssAtGc,
-      residentAfter,
-      heapUsedAfter: after.heapUsed,
-      heapTotalAfter: after.heapTotal,
-      heapGrowth: after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers),
-    };
-    await app.close();
-    return report;
+  /** `count` distinct recordings, each stored as a list page stores its recordings. */
+  fill({ count, maxBytes }: { count: number; maxBytes: number }): Promise<MemoryReport> {
+    return measure(maxBytes, async ({ app, factory, workspace, generation, now, sources }) => {
+      // The ids are the strings the entries hold, so keeping them adds only the array.
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const entry = factory.recording(workspace, unique(sources[i % sources.length]!, i), now);
+        ids.push(entry.recordingId!);
+        // store() may be synchronous or not; either way the entry is in L1 before the next one.
+        await Promise.resolve(app.readThrough.store(workspace, generation, recordingValues(entry)));
+      }
+      return { filled: count, keys: () => ids.map((id) => recordingKey(id)) };
+    });
+  },
+
+  /** `count` distinct list pages of `pageSize` recordings, with their gzip and brotli encodings. */
+  fillLists({ count, maxBytes, pageSize }: { count: number; maxBytes: number; pageSize: number }): Promise<MemoryReport> {
+    return measure(maxBytes, async ({ app, factory, workspace, generation, now, sources }) => {
+      for (let i = 0; i < count; i++) {
+        const recordings = Array.from({ length: pageSize }, (_, j) => unique(sources[(i * pageSize + j) % sources.length]!, i * pageSize + j));
+        const page: ListPage = { recordings, pagination: { total_records: count * pageSize, page_size: pageSize } };
+        // Encoded here, as Tiers does just after a store, so the figure includes them.
+        const entry = await factory.compressed(factory.list(workspace, page, now).list);
+        app.readThrough.store(workspace, generation, [[listKey(i + 1, pageSize), entry]], false);
+      }
+      return { filled: count, keys: () => Array.from({ length: count }, (_, i) => listKey(i + 1, pageSize)) };
+    });
   },
 });
