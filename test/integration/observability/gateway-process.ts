@@ -6,10 +6,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, copyFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+/** Ports for processes that cannot report the one they bound. */
+export { freePort } from '../../../src/bench/free-port.js';
 
 type Tap = { teardown(fn: () => unknown): void };
 
@@ -160,14 +161,3 @@ export async function startGatewayProcess(
   return { ...gateway, port, adminPort };
 }
 
-/** A port free a moment ago on 127.0.0.1, for a process that cannot report the one it bound. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
