@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { buildApp, type App } from '../app.js';
 import { asWorkspaceId, type WorkspaceId } from '../brands.js';
+import { payloadBytes } from '../cache/entry.js';
 import { EntryFactory } from '../cache/entry-factory.js';
 import { listKey, recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
 import { recordingValues } from '../cache/recording-values.js';
@@ -113,7 +114,7 @@ async function measure(maxBytes: number, fill: Fill): Promise<MemoryReport> {
     const entry = app.readThrough.readL1(workspace, generation, key);
     if (entry === undefined) continue;
     entriesHeld++;
-    storedBytes += entry.body.length + (entry.gzip?.length ?? 0) + (entry.br?.length ?? 0);
+    storedBytes += payloadBytes(entry);
   }
   const report: MemoryReport = {
     maxBytes,

@@ -3,7 +3,11 @@
  * Built once when an answer is stored or refreshed, so the hit path only writes bytes.
  */
 
-/** One stored answer (a 200 body or a remembered 404). Entries are immutable; a refresh replaces them. */
+/**
+ * One stored answer (a 200 body or a remembered 404). Entries are immutable, and a refresh
+ * replaces them; the one exception is L1's arena, which may point body, gzip and br at identical
+ * bytes elsewhere (byte-arena.ts), so never keep an entry's buffer identity.
+ */
 export interface CacheEntry {
   readonly kind: 'entry';
   /** 200 for a body, 404 for a remembered "not found". */
@@ -35,6 +39,11 @@ export interface CacheEntry {
   /** For a recording: its UUID and public link code, so both keys can be refreshed or purged. */
   readonly recordingId: string | null;
   readonly linkId: string | null;
+}
+
+/** The bytes of an entry's body and its encodings: what a tier stores beyond the entry's fixed fields. */
+export function payloadBytes(entry: CacheEntry): number {
+  return entry.body.length + (entry.gzip?.length ?? 0) + (entry.br?.length ?? 0);
 }
 
 /** A pointer from a public link code (or another spelling of an id) to the recording's own key. */

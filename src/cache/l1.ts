@@ -6,7 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { ByteArena, SEGMENT_BYTES } from './byte-arena.js';
-import type { StoredValue } from './entry.js';
+import { payloadBytes, type StoredValue } from './entry.js';
 
 /**
  * Bytes counted per item on top of its buffers and key, measured as heap plus ArrayBuffer
@@ -21,7 +21,7 @@ const ALIAS_OVERHEAD = 400;
 
 function sizeOf(value: StoredValue, key: string): number {
   if (value.kind === 'alias') return ALIAS_OVERHEAD + key.length + value.target.length;
-  return ENTRY_OVERHEAD + key.length + value.body.length + (value.gzip?.length ?? 0) + (value.br?.length ?? 0);
+  return ENTRY_OVERHEAD + key.length + payloadBytes(value);
 }
 
 /** Segments of a sixteenth of the bound, between 64 KiB and SEGMENT_BYTES: a small L1 does not reserve a whole one. */

@@ -7,7 +7,7 @@
  * the replay can drop those the workspace's generation has since left (see redis-tier.ts).
  */
 import type { WorkspaceId } from '../brands.js';
-import type { StoredValue } from './entry.js';
+import { payloadBytes, type StoredValue } from './entry.js';
 import type { Generation, ResourceKey } from './keys.js';
 
 /** One postponed write: the full Redis key, what it was built from, and its value. */
@@ -20,7 +20,7 @@ export interface PendingWrite {
 }
 
 function sizeOf(value: StoredValue): number {
-  return value.kind === 'alias' ? 64 : value.body.length + (value.gzip?.length ?? 0) + (value.br?.length ?? 0);
+  return value.kind === 'alias' ? 64 : payloadBytes(value);
 }
 
 /** The bounded backlog of postponed writes, latest value per key. */

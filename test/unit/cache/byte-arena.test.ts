@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { ByteArena } from '../../../src/cache/byte-arena.js';
-import type { CacheEntry } from '../../../src/cache/entry.js';
+import { payloadBytes, type CacheEntry } from '../../../src/cache/entry.js';
 import { L1Cache } from '../../../src/cache/l1.js';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
 import { makeEntry } from '../../helpers/redis-tier.js';
@@ -160,7 +160,7 @@ void t.test('property: any sequence of stores, replacements and deletions keeps 
           if (!Buffer.from(value.body).equals(expected.get(value)!.body)) return false;
           if (value.gzip !== null && !value.gzip.equals(expected.get(value)!.gzip!)) return false;
           if (value.br !== null && !value.br.equals(expected.get(value)!.br!)) return false;
-          live += value.body.length + (value.gzip?.length ?? 0) + (value.br?.length ?? 0);
+          live += payloadBytes(value);
         }
         const stats = l1.arenaStats;
         // Padding aside, live matches; segments in use stay within the slack stats documents.
