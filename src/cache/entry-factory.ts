@@ -12,7 +12,7 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ListPage, Recording } from '../recording.js';
 import { applyUrlPolicy, mergeFacts, urlMargin, type UrlFacts, type UrlPolicyResult } from '../signing/url-policy.js';
 import type { Resource } from '../upstream/types.js';
-import type { CacheEntry } from './entry.js';
+import { variantEtag, type CacheEntry } from './entry.js';
 import type { Settings } from './settings.js';
 
 const gzipAsync = promisify(gzip);
@@ -127,7 +127,7 @@ export class EntryFactory {
     const options = compressionOptions(entry.body.length);
     const [gz, br] = await Promise.all([gzipAsync(entry.body, options.gzip), brotliAsync(entry.body, options.brotli)]);
     const [body, gzipped, brotli] = pack(entry.body, gz, br);
-    return { ...entry, body, gzip: gzipped, br: brotli };
+    return { ...entry, body, gzip: gzipped, br: brotli, etagGzip: variantEtag(entry.etag, 'gz'), etagBr: variantEtag(entry.etag, 'br') };
   }
 
   /** A remembered 404. */
@@ -141,6 +141,8 @@ export class EntryFactory {
       gzip: null,
       br: null,
       etag: etagOf(NOT_FOUND_BODY),
+      etagGzip: null,
+      etagBr: null,
       storedAt: now,
       freshUntil,
       staleUntil: freshUntil + Math.max(timings.staleWhileRevalidate, timings.staleIfError),
@@ -222,6 +224,8 @@ export class EntryFactory {
       gzip: null,
       br: null,
       etag: etagOf(body),
+      etagGzip: null,
+      etagBr: null,
       storedAt,
       freshUntil,
       staleUntil: freshUntil + Math.max(timings.staleWhileRevalidate, timings.staleIfError),

@@ -20,6 +20,10 @@ export interface CacheEntry {
   readonly br: Buffer | null;
   /** Strong ETag of the identity body, quoted (`"…"`); encoded variants append `-gz` / `-br`. */
   readonly etag: string;
+  /** The gzip variant's ETag (variantEtag), made with the encoding so a hit does not build it; null without gzip. */
+  readonly etagGzip: string | null;
+  /** The brotli variant's ETag, likewise; null without brotli. */
+  readonly etagBr: string | null;
   /** When the answer was fetched from the upstream (or re-signed), epoch ms. */
   readonly storedAt: number;
   /** Until then the entry is fresh (TTL, capped by its URLs' expiry when they cannot be re-signed). */
@@ -39,6 +43,11 @@ export interface CacheEntry {
   /** For a recording: its UUID and public link code, so both keys can be refreshed or purged. */
   readonly recordingId: string | null;
   readonly linkId: string | null;
+}
+
+/** The ETag of an encoded variant: the identity tag with `-gz` or `-br` inside its quotes. */
+export function variantEtag(etag: string, coding: 'gz' | 'br'): string {
+  return `${etag.slice(0, -1)}-${coding}"`;
 }
 
 /** The bytes of an entry's body and its encodings: what a tier stores beyond the entry's fixed fields. */

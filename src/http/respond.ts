@@ -42,7 +42,8 @@ function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
 export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: CacheEntry, outcome: Outcome, now: number, ctx: ResponseContext): number {
   const coding = chooseCoding(req.headers['accept-encoding'], entry.br !== null, entry.gzip !== null);
   const body = coding === 'br' ? entry.br! : coding === 'gzip' ? entry.gzip! : entry.body;
-  const etag = coding === 'identity' ? entry.etag : `${entry.etag.slice(0, -1)}-${coding === 'br' ? 'br' : 'gz'}"`;
+  // chooseCoding picks an encoding only when the entry has it, and with it its variant ETag.
+  const etag = coding === 'br' ? entry.etagBr! : coding === 'gzip' ? entry.etagGzip! : entry.etag;
   const fresh = outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, Math.floor((entry.freshUntil - now) / 1000));
   const headers: string[] = [
     'Content-Type', JSON_TYPE,

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Clock } from '../../src/clock.js';
-import type { CacheEntry } from '../../src/cache/entry.js';
+import { variantEtag, type CacheEntry } from '../../src/cache/entry.js';
 import type { SharedTier } from '../../src/cache/shared-tier.js';
 import { createRedisTier } from '../../src/cache/redis-tier.js';
 import { purgeChannel } from '../../src/cache/redis-keys.js';
@@ -58,9 +58,18 @@ export async function metricValue(metrics: GatewayMetrics, name: string, labels:
   return match?.value ?? 0;
 }
 
+/** An entry with its variant ETags derived as the factory and the codec derive them, unless given. */
+export function withVariantTags(entry: Omit<CacheEntry, 'etagGzip' | 'etagBr'> & Partial<CacheEntry>): CacheEntry {
+  return {
+    ...entry,
+    etagGzip: entry.etagGzip ?? (entry.gzip !== null ? variantEtag(entry.etag, 'gz') : null),
+    etagBr: entry.etagBr ?? (entry.br !== null ? variantEtag(entry.etag, 'br') : null),
+  };
+}
+
 /** A 200 entry with a JSON body, fresh for a minute and kept for ten, unless overridden. */
 export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now()): CacheEntry {
-  return {
+  const entry: Omit<CacheEntry, 'etagGzip' | 'etagBr'> & Partial<CacheEntry> = {
     kind: 'entry',
     status: 200,
     body: Buffer.from('{"id":"0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c","title":"demo"}'),
@@ -77,6 +86,7 @@ export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now())
     linkId: 'abcDEF_12',
     ...overrides,
   };
+  return withVariantTags(entry);
 }
 
 /**

@@ -3,6 +3,7 @@
 import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CacheEntry } from '../../../src/cache/entry.js';
+import { withVariantTags } from '../../helpers/redis-tier.js';
 import type { Outcome } from '../../../src/cache/lookup.js';
 import { writeEntry } from '../../../src/http/respond.js';
 
@@ -13,7 +14,7 @@ const GZIP = Buffer.from('gzip bytes');
 
 /** A 200 entry stored 35.5 s ago, fresh for 60 s more, with both encodings. */
 function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
-  return {
+  const entry: Omit<CacheEntry, 'etagGzip' | 'etagBr'> & Partial<CacheEntry> = {
     kind: 'entry',
     status: 200,
     body: IDENTITY,
@@ -30,6 +31,7 @@ function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
     linkId: null,
     ...overrides,
   };
+  return withVariantTags(entry);
 }
 
 /** What writeEntry sent: the status, headers by lower-case name, and the body (undefined for none). */
