@@ -43,6 +43,7 @@ export class Harness {
   private redis: PrivateRedis | undefined;
   private readonly secrets = mkdtempSync(join(tmpdir(), 'recgw-bench-'));
   private gateways = 0;
+  private ceilings = 0;
 
   constructor(readonly settings: BenchSettings) {}
 
@@ -72,9 +73,7 @@ export class Harness {
 
   /** Starts a gateway child with a full config (see {@link base}). */
   async gateway(config: Record<string, unknown>): Promise<GatewayHandle> {
-    const n = ++this.gateways;
-    const flags = this.settings.cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${this.settings.cpuProfDir}`, `--cpu-prof-name=gateway-${n}.cpuprofile`];
-    const child = await this.own(startPinned('gateway-process.js', SERVER_CPU, flags, true));
+    const child = await this.own(startPinned('gateway-process.js', SERVER_CPU, this.profileFlags(`gateway-${++this.gateways}`), true));
     const { port } = await child.call<{ port: number }>('start', config);
     const stats = (): Promise<GatewayStats> => child.call<GatewayStats>('stats');
     return { port, stats, cpu: async () => (await stats()).cpuMicros };
@@ -82,7 +81,8 @@ export class Harness {
 
   /** Starts a ceiling child replaying recorded answers. */
   async ceiling(answers: RecordedAnswer[]): Promise<{ port: number; cpu: () => Promise<number> }> {
-    const child = await this.own(startPinned('ceiling-process.js', SERVER_CPU));
+    // Profiled like the gateways, so a profile's difference from the ceiling's is the gateway's own work.
+    const child = await this.own(startPinned('ceiling-process.js', SERVER_CPU, this.profileFlags(`ceiling-${++this.ceilings}`)));
     const { port } = await child.call<{ port: number }>('start', answers);
     return { port, cpu: () => child.call<number>('cpu') };
   }
@@ -115,6 +115,11 @@ export class Harness {
     await this.release();
     await Promise.all(this.support.splice(0).map((child) => child.stop()));
     await this.redis?.stop();
+  }
+
+  /** With BENCH_CPU_PROF: node flags writing a CPU profile named `name` there. */
+  private profileFlags(name: string): string[] {
+    return this.settings.cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${this.settings.cpuProfDir}`, `--cpu-prof-name=${name}.cpuprofile`];
   }
 
   private async own(started: Promise<PinnedChild>, list: PinnedChild[] = this.servers): Promise<PinnedChild> {
