@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.log.level });
-  // stdout is buffered (4 KB) so request lines cost no syscall; a quiet gateway must still show
+  // stdout is buffered (16 KB) so request lines cost no syscall; a quiet gateway must still show
   // its lines within a second, and lifecycle lines (listening, reloads) at once.
   setInterval(() => void flushLogger(logger), 1000).unref();
   const app = buildApp(config, { logger });

@@ -1,7 +1,9 @@
 // The batching stdout destination: nothing written until a batch fills or a flush, order kept, memory bounded, losses reported.
 import t from 'tap';
 import { openSync, readFileSync, closeSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BufferedDestination } from '../../../src/observability/log-destination.js';
 
 function tempFile(t: { testdir(): string }): { fd: number; read(): string } {
@@ -78,4 +80,31 @@ void t.test('by default the warnings go to stderr, not to the stalled stdout', (
   t.equal(written.length, 1);
   t.match(JSON.parse(written[0]!), { level: 40, msg: /dropped/ });
   t.end();
+});
+
+const stalledFixture = fileURLToPath(new URL('./fixtures/stalled-stdout.ts', import.meta.url));
+
+void t.test('a stdout that is not being read stalls nothing and loses nothing', async (t) => {
+  const lines = 40_000; // about 4 MB: far more than a pipe holds
+  const child = spawn(process.execPath, ['--import', '@tapjs/typescript/import', stalledFixture, String(lines)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pause();
+  const said: string[] = [];
+  const saidWritten = new Promise<void>((resolve) => {
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      said.push(...chunk.split('\n').filter((l) => l !== ''));
+      if (said.includes('written')) resolve();
+    });
+  });
+  // Nothing reads stdout until every line has been handed over: writes that waited for the
+  // reader would never get there.
+  await saidWritten;
+  t.notOk(said.includes('flushed'), 'not all written yet: the pipe is full');
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stdout.resume();
+  await new Promise((resolve) => child.on('close', resolve));
+  t.same(said, ['written', 'flushed']);
+  const got = stdout.split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { i: number }).i);
+  t.equal(got.length, lines, 'every line arrived');
+  t.ok(got.every((value, index) => value === index), 'in order, each whole');
 });
