@@ -12,6 +12,7 @@ import { parseListQuery, rejectAnyQuery } from '../api/paging.js';
 import { parseRecordingId } from '../api/recording-id.js';
 import { ResourceLookup } from '../api/resource-lookup.js';
 import type { KeyCheck } from '../auth/key-check.js';
+import type { WorkspaceId } from '../brands.js';
 import { hashKey, isKeyShaped } from '../auth/key-hash.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { Settings } from '../cache/settings.js';
@@ -21,7 +22,7 @@ import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import { RequestLog } from '../observability/request-log.js';
+import { RequestLog, type RouteLabel } from '../observability/request-log.js';
 import type { PageRequest, Resource, Upstream } from '../upstream/types.js';
 import { workspaceFromHost } from './host.js';
 import { RequestIds } from './request-id.js';
@@ -51,8 +52,8 @@ export interface PublicHandlerDeps {
 interface Trace {
   readonly started: number;
   readonly ctx: ResponseContext;
-  route: string;
-  workspace: string | undefined;
+  route: RouteLabel;
+  workspace: WorkspaceId | undefined;
   lookup: ResourceLookup | undefined;
 }
 

@@ -1,6 +1,8 @@
 // The request line is byte for byte what pino writes for the same fields (time aside).
+import { METHODS } from 'node:http';
 import t from 'tap';
 import fc from 'fast-check';
+import { asWorkspaceId } from '../../../src/brands.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { RequestLog, type RequestLine } from '../../../src/observability/request-log.js';
 import { captureLogs } from '../../helpers/capture-logs.js';
@@ -11,9 +13,11 @@ const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined })
 const line: fc.Arbitrary<RequestLine> = fc.record({
   // Client-chosen request ids may hold quotes, backslashes and anything else printable.
   reqId: fc.string({ unit: 'binary', maxLength: 40 }),
-  workspace: optional(fc.string()),
+  // Workspaces are DNS labels (brands.ts): any that asWorkspaceId accepts.
+  workspace: optional(fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/).map((name) => asWorkspaceId(name)!)),
   route: fc.constantFrom('list', 'recording', 'unmatched'),
-  method: optional(fc.constantFrom('GET', 'HEAD', 'POST', 'M-SEARCH')),
+  // Node's parser yields only the methods it knows (http.METHODS).
+  method: optional(fc.constantFrom(...METHODS)),
   status: fc.constantFrom(200, 304, 400, 401, 404, 429, 502),
   cache: fc.constantFrom('hit', 'stale', 'miss', 'collapsed', 'stale-error', 'none'),
   code: optional(fc.constantFrom('NOT_FOUND', 'INVALID_KEY')),
@@ -39,7 +43,7 @@ void t.test('honours the level, also after it changes', (t) => {
   const logs = captureLogs();
   const logger = createLogger({ level: 'warn', destination: logs.stream });
   const log = new RequestLog(logger);
-  const fields: RequestLine = { reqId: 'r', workspace: 'acme', route: 'list', method: 'GET', status: 200, cache: 'hit', code: undefined, upstreamMs: 0, ms: 0.05 };
+  const fields: RequestLine = { reqId: 'r', workspace: asWorkspaceId('acme'), route: 'list', method: 'GET', status: 200, cache: 'hit', code: undefined, upstreamMs: 0, ms: 0.05 };
   log.write(fields);
   t.equal(logs.text(), '');
   logger.level = 'info';
