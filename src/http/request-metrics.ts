@@ -5,6 +5,16 @@
 import type { CounterSeries, HistogramSeries } from '../observability/batched-series.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
+/** The series of one combination of label values. */
+interface LastSeries {
+  readonly method: string;
+  readonly status: number;
+  readonly cache: string;
+  readonly ws: string | undefined;
+  readonly counter: CounterSeries;
+  readonly duration: HistogramSeries;
+}
+
 /**
  * Records one request's counter and duration. Label sets are few and bounded: routes × methods ×
  * statuses, times (only with metrics.workspaceLabel) the listed workspaces plus `other`.
@@ -12,6 +22,12 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 export class RequestMetrics {
   private readonly counters = new Map<string, CounterSeries>();
   private readonly durations = new Map<string, HistogramSeries>();
+  /**
+   * Per route, the last request's labels and series: a busy gateway answers each route with the
+   * same status and cache result over and over, and comparing a few values is cheaper than
+   * building a map key. Routes are the router's few names.
+   */
+  private readonly lastByRoute = new Map<string, LastSeries>();
 
   constructor(private readonly metrics: GatewayMetrics) {}
 
@@ -21,20 +37,33 @@ export class RequestMetrics {
     const methodLabel = method === 'GET' || method === 'HEAD' ? method : 'other';
     // Undefined unless an allow-list is configured; then a listed workspace or `other`.
     const ws = this.metrics.workspaceLabelOf(workspace);
-    const counterKey = `${route}\n${methodLabel}\n${status}\n${ws ?? ''}`;
-    let counter = this.counters.get(counterKey);
-    if (counter === undefined) {
-      const labels = { route, method: methodLabel, status: String(status) };
-      counter = this.metrics.batch.counter(this.metrics.httpRequests, ws === undefined ? labels : { ...labels, workspace: ws });
-      this.counters.set(counterKey, counter);
+    let last = this.lastByRoute.get(route);
+    if (last === undefined || last.method !== methodLabel || last.status !== status || last.cache !== cache || last.ws !== ws) {
+      last = { method: methodLabel, status, cache, ws, counter: this.counter(route, methodLabel, status, ws), duration: this.duration(route, cache, ws) };
+      this.lastByRoute.set(route, last);
     }
-    counter.inc();
-    const durationKey = `${route}\n${cache}\n${ws ?? ''}`;
-    let duration = this.durations.get(durationKey);
+    last.counter.inc();
+    last.duration.observe(seconds);
+  }
+
+  private counter(route: string, method: string, status: number, ws: string | undefined): CounterSeries {
+    const key = `${route}\n${method}\n${status}\n${ws ?? ''}`;
+    let counter = this.counters.get(key);
+    if (counter === undefined) {
+      const labels = { route, method, status: String(status) };
+      counter = this.metrics.batch.counter(this.metrics.httpRequests, ws === undefined ? labels : { ...labels, workspace: ws });
+      this.counters.set(key, counter);
+    }
+    return counter;
+  }
+
+  private duration(route: string, cache: string, ws: string | undefined): HistogramSeries {
+    const key = `${route}\n${cache}\n${ws ?? ''}`;
+    let duration = this.durations.get(key);
     if (duration === undefined) {
       duration = this.metrics.batch.histogram(this.metrics.httpDuration, ws === undefined ? { route, cache } : { route, cache, workspace: ws });
-      this.durations.set(durationKey, duration);
+      this.durations.set(key, duration);
     }
-    duration.observe(seconds);
+    return duration;
   }
 }
