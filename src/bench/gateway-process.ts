@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp, type App } from '../app.js';
 import { configWith } from '../config/load.js';
 import { createLogger } from '../observability/logger.js';
-import { serveCommands } from './pinned-child.js';
+import { cpuMicros, serveCommands } from './pinned-child.js';
 
 /** Counters the bench reads before and after a run; deltas give hit ratios and upstream calls. */
 export interface GatewayStats {
@@ -27,11 +27,6 @@ export interface GatewayStats {
 }
 
 let app: App | undefined;
-
-function cpuMicros(): number {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-}
 
 function sumBy(values: ReadonlyArray<{ value: number; labels: Record<string, string | number> }>, label: (labels: Record<string, string | number>) => string): Record<string, number> {
   const out: Record<string, number> = {};

@@ -91,6 +91,12 @@ export function startPinned(script: string, cpu: number, nodeFlags: readonly str
   });
 }
 
+/** User + system CPU time of this process so far, µs: the children's `cpu` probe. */
+export function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
 /** Child side: answers commands with `handlers` until SIGTERM or the parent goes away. */
 export function serveCommands(handlers: Record<string, (args: never) => unknown>, onStop: () => Promise<void> = async () => {}): void {
   const stop = (): void => {
