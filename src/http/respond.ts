@@ -35,6 +35,23 @@ function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
   }
 }
 
+/** Cache-Control and Cache-Status of fresh hits, by whole seconds of freshness left (bounded). */
+const hitMemo = new Map<number, readonly [cacheControl: string, cacheStatus: string]>();
+const HIT_MEMO_LIMIT = 4096;
+
+/**
+ * The header values of a hit with `left` seconds of freshness: one pair per second value, made
+ * once and reused, so a hit builds no strings for them and node validates flat ones.
+ */
+function hitValues(left: number): readonly [cacheControl: string, cacheStatus: string] {
+  let values = hitMemo.get(left);
+  if (values === undefined) {
+    values = [`private, max-age=${left}`, `recgw; hit; ttl=${left}`];
+    if (hitMemo.size < HIT_MEMO_LIMIT) hitMemo.set(left, values);
+  }
+  return values;
+}
+
 /**
  * Writes a cached entry: encoding negotiation, ETag/If-None-Match (RFC 9110 §13.1.2, weak
  * comparison), Cache-Control, Age (RFC 9111 §5.1) and Cache-Status (RFC 9211).
@@ -44,13 +61,14 @@ export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: Cac
   const body = coding === 'br' ? entry.br! : coding === 'gzip' ? entry.gzip! : entry.body;
   // chooseCoding picks an encoding only when the entry has it, and with it its variant ETag.
   const etag = coding === 'br' ? entry.etagBr! : coding === 'gzip' ? entry.etagGzip! : entry.etag;
-  const fresh = outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, Math.floor((entry.freshUntil - now) / 1000));
+  const left = Math.floor((entry.freshUntil - now) / 1000);
+  const [cacheControl, status] = outcome === 'hit' && left >= 0 ? hitValues(left) : [`private, max-age=${outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, left)}`, cacheStatus(entry, outcome, now)];
   const headers: string[] = [
     'Content-Type', JSON_TYPE,
     'ETag', etag,
-    'Cache-Control', `private, max-age=${fresh}`,
+    'Cache-Control', cacheControl,
     'Age', String(Math.max(0, Math.floor((now - entry.storedAt) / 1000))),
-    'Cache-Status', cacheStatus(entry, outcome, now),
+    'Cache-Status', status,
     'X-Request-Id', ctx.requestId,
   ];
   // Always: an entry is compressed just after it is stored, so the same URL may be served

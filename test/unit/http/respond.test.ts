@@ -159,3 +159,19 @@ void t.test('Age counts whole seconds since storedAt; Cache-Control the freshnes
   t.equal(stale.headers['cache-status'], 'recgw; hit; ttl=-15');
   t.end();
 });
+
+void t.test('a hit states the whole seconds of freshness left, however many hits came before', (t) => {
+  // Hit values are remembered per second left: each must still be the one for its own entry.
+  const seconds = [60, 0, 59, 60, 1, 4095, 4096, 100_000, 0, 60];
+  for (const left of seconds) {
+    for (const extra of [0, 999]) {
+      const hit = write(entry({ freshUntil: NOW + left * 1000 + extra }));
+      t.equal(hit.headers['cache-control'], `private, max-age=${left}`);
+      t.equal(hit.headers['cache-status'], `recgw; hit; ttl=${left}`);
+    }
+  }
+  const past = write(entry({ freshUntil: NOW - 1 }));
+  t.equal(past.headers['cache-control'], 'private, max-age=0', 'a hit judged fresh a moment ago: never a negative max-age');
+  t.equal(past.headers['cache-status'], 'recgw; hit; ttl=-1');
+  t.end();
+});
