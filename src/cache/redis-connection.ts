@@ -104,3 +104,14 @@ export function createRedisClient(config: RedisConfig): Redis | Cluster {
   if (config.mode === 'cluster') return clusterClient(config);
   return new Redis(standaloneOptions(config));
 }
+
+/**
+ * A connection of its own for the purge subscription. Standalone and Sentinel: ioredis's own
+ * re-subscription after a reconnect is off, because the purge bus subscribes on every 'ready'
+ * itself. ioredis would send a SUBSCRIBE whose promise nobody holds, and a refusal or a
+ * connection lost before the reply would reject it unhandled, which ends the process. A
+ * Cluster's subscriber handles its own re-subscriptions' failures.
+ */
+export function createSubscriber(client: Redis | Cluster): Redis | Cluster {
+  return client instanceof Cluster ? client.duplicate() : client.duplicate({ autoResubscribe: false });
+}

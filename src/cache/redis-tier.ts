@@ -12,7 +12,7 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { StoredValue } from './entry.js';
 import { decodeStored, encodeStored } from './entry-codec.js';
 import { generationTag, type Generation, type ResourceKey } from './keys.js';
-import { createRedisClient, type RedisConfig } from './redis-connection.js';
+import { createRedisClient, createSubscriber, type RedisConfig } from './redis-connection.js';
 import { RedisGuard } from './redis-guard.js';
 import { WriteBacklog, type PendingWrite } from './redis-write-backlog.js';
 import { generationKey, l2Key, lockKey, purgeChannel, verdictKey } from './redis-keys.js';
@@ -100,7 +100,7 @@ class RedisTier implements SharedTier {
       },
     });
     this.#client = createRedisClient(config);
-    this.#subscriber = this.#client.duplicate();
+    this.#subscriber = createSubscriber(this.#client);
     // Without an 'error' listener ioredis prints every failed reconnect; the state changes below say enough.
     this.#client.on('error', () => {});
     this.#subscriber.on('error', () => {});
