@@ -32,10 +32,10 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): BenchSettings {
     return env[name] !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
   };
   return {
-    durationSec: num('BENCH_DURATION', 5),
+    durationSec: num('BENCH_DURATION', 3),
     warmupSec: num('BENCH_WARMUP', 2),
     connections: Math.round(num('BENCH_CONNECTIONS', 50)),
-    rounds: Math.round(num('BENCH_ROUNDS', 2)),
+    rounds: Math.round(num('BENCH_ROUNDS', 4)),
     only: env['BENCH_ONLY'] ? env['BENCH_ONLY'].split(',').map((s) => s.trim()) : null,
     cpuProfDir: env['BENCH_CPU_PROF'] ?? null,
     load: hasWrk && env['BENCH_LOAD'] !== 'autocannon' ? 'wrk' : 'autocannon',
@@ -114,7 +114,9 @@ export interface Compared {
 
 /**
  * Loads each variant in turn, round after round (A, B, A, B…), after one warm-up each: noise
- * that drifts over the run (steal time, turbo) lands on both sides instead of one.
+ * that drifts over the run (steal time, turbo) lands on both sides instead of one. Four short
+ * rounds by default rather than two long ones: a run disturbed by the host moves a median of
+ * four much less than a median of two.
  */
 export async function compare(settings: BenchSettings, variants: readonly Variant[]): Promise<Compared[]> {
   const load = (variant: Variant, durationSec: number): Promise<LoadResult> =>

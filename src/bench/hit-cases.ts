@@ -12,6 +12,10 @@ import type { Harness, SimHandle } from './harness.js';
  */
 const BUSY_MICROS = 4;
 
+function sum(counts: Record<string, number>): number {
+  return Object.values(counts).reduce((total, n) => total + n, 0);
+}
+
 /** Request headers of a workspace client: its Host, a valid key, JSON. */
 export function clientHeaders(sim: SimHandle, workspace = 'acme', key = sim.keys[workspace]![0]!): Record<string, string> {
   return { host: `${workspace}.localhost`, 'x-api-key': key, accept: 'application/json' };
@@ -55,6 +59,7 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
     answers.push(await warmAndRecord(gateway.port, path, headers));
     if (quiet !== undefined) await warmAndRecord(quiet.port, path, headers);
   }
+  const before = await gateway.stats();
   const ceiling = await h.ceiling(answers);
   const fastify = tier === 'l1' ? await h.fastify(answers) : undefined;
   const busy = tier === 'l1' ? await h.ceiling(answers, BUSY_MICROS) : undefined;
@@ -89,10 +94,15 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
     }
   }
   const stats = await gateway.stats();
+  // Refreshes during the runs would put upstream fetches and compression on the server core.
+  const upstreamCalls = sum(stats.upstream) - sum(before.upstream);
   if (tier === 'l2') {
     const l2Hits = stats.lookups['l2/hit'] ?? 0;
-    result.notes = [`L2 hits counted by the gateway: ${l2Hits}; L1 items held: ${stats.l1Entries} (L1 bound 1 byte, so every request reads Redis).`];
+    result.notes = [`L2 hits counted by the gateway: ${l2Hits}; L1 items held: ${stats.l1Entries} (L1 bound 1 byte, so every request reads Redis); upstream calls during the runs: ${upstreamCalls}.`];
     if (stats.l1Entries !== 0) throw new Error('L2 case: L1 held entries, so it did not measure L2');
+  } else {
+    const l1Hits = (stats.lookups['l1/hit'] ?? 0) - (before.lookups['l1/hit'] ?? 0);
+    result.notes = [`L1 hits counted by the gateway (info logs) during the runs: ${l1Hits}; upstream calls: ${upstreamCalls}.`];
   }
   await h.release();
   return result;
