@@ -43,7 +43,8 @@ export class Harness {
   private redis: PrivateRedis | undefined;
   private readonly secrets = mkdtempSync(join(tmpdir(), 'recgw-bench-'));
   private gateways = 0;
-  private ceilings = 0;
+  /** Ceilings and Fastify children started, numbering their profiles. */
+  private references = 0;
 
   constructor(readonly settings: BenchSettings) {}
 
@@ -82,14 +83,14 @@ export class Harness {
   /** Starts a ceiling child replaying recorded answers (with `busyMicros` of CPU spent per request, a reference). */
   async ceiling(answers: RecordedAnswer[], busyMicros = 0): Promise<{ port: number; cpu: () => Promise<number> }> {
     // Profiled like the gateways, so a profile's difference from the ceiling's is the gateway's own work.
-    const child = await this.own(startPinned('ceiling-process.js', SERVER_CPU, this.profileFlags(`ceiling-${++this.ceilings}`)));
+    const child = await this.own(startPinned('ceiling-process.js', SERVER_CPU, this.profileFlags(`ceiling-${++this.references}`)));
     const { port } = await child.call<{ port: number }>('start', { answers, busyMicros });
     return { port, cpu: () => child.call<number>('cpu') };
   }
 
   /** Starts the Fastify + lru-cache reference replaying recorded answers. */
   async fastify(answers: RecordedAnswer[]): Promise<{ port: number; cpu: () => Promise<number> }> {
-    const child = await this.own(startPinned('fastify-process.js', SERVER_CPU, this.profileFlags(`fastify-${++this.ceilings}`)));
+    const child = await this.own(startPinned('fastify-process.js', SERVER_CPU, this.profileFlags(`fastify-${++this.references}`)));
     const { port } = await child.call<{ port: number }>('start', answers);
     return { port, cpu: () => child.call<number>('cpu') };
   }
