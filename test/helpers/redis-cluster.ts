@@ -31,9 +31,13 @@ export async function startRedisCluster(t: TestLike): Promise<TestCluster> {
   t.teardown(stop);
 
   const nodes: Array<{ host: string; port: number }> = [];
+  const taken = new Set<number>();
   for (let i = 0; i < 3; i++) {
-    const port = await freePort();
-    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000'];
+    const port = await distinctFreePort(taken);
+    // The cluster bus port is chosen too: its default, port + 10000, was never checked, and may
+    // be held by another test's server or by an outgoing connection.
+    const busPort = await distinctFreePort(taken);
+    const args = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000'];
     children.push(await spawnRedisServer(port, args, dir));
     nodes.push({ host: '127.0.0.1', port });
   }
@@ -49,4 +53,15 @@ export async function startRedisCluster(t: TestLike): Promise<TestCluster> {
     'cluster_state:ok on every node',
   );
   return { nodes, stop };
+}
+
+/** A free port not among `taken`, which it joins. */
+async function distinctFreePort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (!taken.has(port)) {
+      taken.add(port);
+      return port;
+    }
+  }
 }
