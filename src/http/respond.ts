@@ -3,7 +3,7 @@
  * strings and a few integers: no JSON work, no header object, one writeHead call.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CacheEntry } from '../cache/entry.js';
+import { variantEtag, type CacheEntry } from '../cache/entry.js';
 import type { Outcome } from '../cache/lookup.js';
 import { errorBody, type GatewayError } from '../errors.js';
 import { chooseCoding } from './encoding.js';
@@ -77,7 +77,7 @@ export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: Cac
   if (coding !== 'identity') headers.push('Content-Encoding', coding);
   if (ctx.successor !== null) headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
   const inm = req.headers['if-none-match'];
-  if (inm !== undefined && entry.status === 200 && noneMatchHolds(inm, entry.etag)) {
+  if (inm !== undefined && entry.status === 200 && noneMatchHolds(inm, entry)) {
     res.writeHead(304, headers);
     res.end();
     return 304;
@@ -90,19 +90,19 @@ export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: Cac
 }
 
 /**
- * Whether If-None-Match names the entry (RFC 9110 §13.1.2): "*", or a listed entity-tag whose
- * opaque-tag equals the entry's under weak comparison (W/ ignored). Any encoding's tag matches:
- * they are one representation's content.
+ * Whether If-None-Match names the entry (RFC 9110 §13.1.2): "*", or a listed entity-tag equal to
+ * one of the entry's under weak comparison (W/ ignored). Any encoding's tag matches: they are one
+ * representation's content, so a client holding the gzip tag matches even before (or after) the
+ * entry has that encoding. The variant tags are the entry's own when it has the encoding.
  */
-function noneMatchHolds(header: string, etag: string): boolean {
+function noneMatchHolds(header: string, entry: CacheEntry): boolean {
   if (header.trim() === '*') return true;
-  const tag = etag.slice(1, -1);
+  let gz = entry.etagGzip;
+  let br = entry.etagBr;
   for (const member of header.split(',')) {
     let value = member.trim();
     if (value.startsWith('W/')) value = value.slice(2);
-    if (value.length < 2 || !value.startsWith('"') || !value.endsWith('"')) continue;
-    const opaque = value.slice(1, -1);
-    if (opaque === tag || opaque === `${tag}-br` || opaque === `${tag}-gz`) return true;
+    if (value === entry.etag || value === (gz ??= variantEtag(entry.etag, 'gz')) || value === (br ??= variantEtag(entry.etag, 'br'))) return true;
   }
   return false;
 }

@@ -106,6 +106,19 @@ void t.test('If-None-Match with the -br or -gz ETag a compressing client holds â
   t.end();
 });
 
+void t.test('If-None-Match with an encoding tag on an entry not (yet) holding that encoding â†’ 304', (t) => {
+  // Stored identity first and compressed a moment later: a client may hold the tag of an
+  // encoding this copy does not have (another instance's, or this one's before a refresh).
+  const plain = entry({ gzip: null, br: null });
+  for (const inm of ['"abc123-gz"', 'W/"abc123-br"']) {
+    const answer = write(plain, { 'accept-encoding': 'gzip, br', 'if-none-match': inm });
+    t.equal(answer.status, 304, `${inm}: 304`);
+    t.equal(answer.headers['etag'], '"abc123"', `${inm}: the identity tag, the only one this copy has`);
+  }
+  t.equal(write(plain, { 'if-none-match': '"abc123-zz"' }).status, 200, 'no other suffix');
+  t.end();
+});
+
 void t.test('another tag, or none, gets the full answer', (t) => {
   for (const inm of ['"other"', 'W/"other"', '"abc12"', '"other", "abc"', '']) {
     const answer = write(entry(), { 'if-none-match': inm });
