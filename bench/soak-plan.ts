@@ -3,8 +3,8 @@
  * unknown ids, bad queries and invalid keys over several workspaces, and a fault schedule.
  */
 import { randomUUID } from 'node:crypto';
-import type { Fault } from '../sim/faults.js';
-import type { Recording } from '../recording.js';
+import type { Fault } from '../src/sim/faults.js';
+import type { Recording } from '../src/recording.js';
 import { Zipf } from './zipf.js';
 
 /** Page sizes the mix asks for; larger pages make large entries, so the L1 bound fills. */

@@ -2,8 +2,8 @@
  * Judges every answer of the soak run against the simulator's data: right status for the kind
  * of request, and for a 200 the exact recordings with valid, unexpired transcoded_url values.
  */
-import type { Recording } from '../recording.js';
-import type { Simulator } from '../sim/server.js';
+import type { Recording } from '../src/recording.js';
+import type { Simulator } from '../src/sim/server.js';
 import type { PlannedRequest } from './soak-plan.js';
 
 /** The verdict on one answer. */

@@ -85,7 +85,8 @@ export async function startGateway(dir: string, config: string, env: Record<stri
   writeFileSync(configFile, config);
   const log = join(dir, 'gateway.log');
   const out = openSync(log, 'a');
-  const main = fileURLToPath(new URL('../main.js', import.meta.url));
+  // The production build (npm run build), as the image runs it; this file runs from dist-bench/bench/.
+  const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
   const child = spawn(process.execPath, [...nodeFlags, main], {
     stdio: ['ignore', out, out],
     env: { ...process.env, ...RUNTIME_ENV, ...env, PORT: String(port), HOST: '127.0.0.1', ADMIN_PORT: String(adminPort), ADMIN_HOST: '127.0.0.1', GATEWAY_CONFIG: configFile },

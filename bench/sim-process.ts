@@ -1,5 +1,5 @@
 /** Bench child: the upstream simulator, in its own pinned process so its work is not the gateway's. */
-import { startSimulator, type Simulator, type SimulatorOptions } from '../sim/server.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../src/sim/server.js';
 import { serveCommands } from './pinned-child.js';
 
 /** What the parent needs to point a gateway (or a direct client) at the simulator. */

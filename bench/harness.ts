@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SimulatorOptions } from '../sim/server.js';
+import type { SimulatorOptions } from '../src/sim/server.js';
 import type { RecordedAnswer } from './ceiling-process.js';
 import type { BenchSettings } from './context.js';
 import type { GatewayStats } from './gateway-process.js';

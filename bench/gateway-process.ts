@@ -4,9 +4,9 @@
  * this process's stdout at /dev/null. Reports its cache counters and CPU time over IPC.
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp, type App } from '../app.js';
-import { configWith } from '../config/load.js';
-import { createLogger } from '../observability/logger.js';
+import { buildApp, type App } from '../src/app.js';
+import { configWith } from '../src/config/load.js';
+import { createLogger } from '../src/observability/logger.js';
 import { cpuMicros, serveCommands } from './pinned-child.js';
 
 /** Counters the bench reads before and after a run; deltas give hit ratios and upstream calls. */

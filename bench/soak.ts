@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { parseDuration } from '../config/duration.js';
-import { startSimulator } from '../sim/server.js';
+import { parseDuration } from '../src/config/duration.js';
+import { startSimulator } from '../src/sim/server.js';
 import { AnswerChecker } from './soak-check.js';
 import { runLoad, Tally, type RedisOutage } from './soak-load.js';
 import { RequestMix, faultSchedule } from './soak-plan.js';
@@ -26,6 +26,8 @@ const SAMPLE_EVERY_MS = 5000;
  * often. SOAK_COMPRESS_MIN_BYTES and SOAK_REDIS_TIMEOUT try other values of those two settings.
  */
 const gatewayConfig = (env: NodeJS.ProcessEnv): string => `
+# No load balancer to drain from: stop at once, well inside the stopper's 5 s before SIGKILL.
+server: { drainDelay: 0 }
 upstream:
   timeouts: { connect: 1s, headers: 1s, body: 1s, deadline: 2s }
   maxResponseBytes: 1MiB

@@ -11,7 +11,10 @@ import { Harness, LOAD_CPU } from './harness.js';
 import { hitCase, signedCase } from './hit-cases.js';
 import { memoryCase } from './memory-case.js';
 import { missCase } from './miss-case.js';
+import { quotaCase } from './quota-case.js';
 import { mixedCase } from './mixed-case.js';
+import { workersCase } from './workers-case.js';
+import { purgeCatchUpCase } from './purge-catchup-case.js';
 import { canPin } from './pinned-child.js';
 import { machine, toMarkdown, type BenchRun } from './report.js';
 
@@ -48,12 +51,15 @@ async function main(): Promise<void> {
     await step('l2-hit', () => hitCase(h, sim, 'l2'));
     await step('miss-path', () => missCase(h, sim));
     await step('mixed', () => mixedCase(h, sim));
+    await step('workers', () => workersCase(h, sim));
+    await step('quota', () => quotaCase(h, sim));
     if (wanted('signed-urls')) {
       const signedSim = await h.sim({ workspaces: ['acme'], urlScheme: 'cloud-cdn', urlLifetimeMs: 4000 });
       const unsignedSim = await h.sim({ workspaces: ['acme'], urlScheme: 'unsigned' });
       await step('signed-urls', () => signedCase(h, signedSim, unsignedSim));
     }
     await step('memory', () => memoryCase(h));
+    await step('purge-catchup', () => purgeCatchUpCase(h));
   } finally {
     await h.close();
   }

@@ -5,15 +5,15 @@
  */
 import { readFileSync } from 'node:fs';
 import pino from 'pino';
-import { buildApp, type App } from '../app.js';
-import { asWorkspaceId, type WorkspaceId } from '../brands.js';
-import { payloadBytes } from '../cache/entry.js';
-import { EntryFactory } from '../cache/entry-factory.js';
-import { listKey, recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
-import { recordingValues } from '../cache/recording-values.js';
-import { configWith } from '../config/load.js';
-import type { ListPage, Recording } from '../recording.js';
-import { generateWorkspaceData } from '../sim/data.js';
+import { buildApp, type App } from '../src/app.js';
+import { asWorkspaceId, type WorkspaceId } from '../src/brands.js';
+import { payloadBytes } from '../src/cache/entry.js';
+import { EntryFactory } from '../src/cache/entry-factory.js';
+import { listKey, recordingKey, type Generation, type ResourceKey } from '../src/cache/keys.js';
+import { recordingValues } from '../src/cache/recording-values.js';
+import { configWith } from '../src/config/load.js';
+import type { ListPage, Recording } from '../src/recording.js';
+import { generateWorkspaceData } from '../src/sim/data.js';
 import { serveCommands } from './pinned-child.js';
 
 /** What the memory case reports. Bytes. */

@@ -35,7 +35,7 @@ export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRES
 export const canPin = existsSync('/usr/bin/taskset') || existsSync('/bin/taskset');
 
 /**
- * Starts `dist/bench/<script>` on `cpu` with extra node flags (e.g. `--cpu-prof`). With
+ * Starts `dist-bench/bench/<script>` on `cpu` with extra node flags (e.g. `--cpu-prof`). With
  * `stdoutToNull`, the child's stdout is /dev/null: a gateway then logs exactly as in production
  * (buffered asynchronous stdout) without the bench printing its lines.
  */
