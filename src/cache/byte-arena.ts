@@ -43,6 +43,8 @@ interface Segment {
 /**
  * Which segment bytes live in, by their ArrayBuffer, across arenas: an entry another arena holds
  * (two gateways in one process) is left where it is rather than moved under that arena's feet.
+ * The one process-wide structure left in src/, on purpose: it holds no app's data (weak keys,
+ * buffer identity only), and a map per app could not see another app's segments.
  */
 const segmentOf = new WeakMap<ArrayBufferLike, Segment>();
 

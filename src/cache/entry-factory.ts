@@ -13,7 +13,9 @@ import type { ListPage, Recording } from '../recording.js';
 import { applyUrlPolicy, mergeFacts, urlMargin, type UrlFacts, type UrlPolicyResult } from '../signing/url-policy.js';
 import type { Resource } from '../upstream/types.js';
 import { variantEtag, type CacheEntry } from './entry.js';
+import { staleUntilOf } from './entry-state.js';
 import type { Settings } from './settings.js';
+import type { StaleOnArrival } from './stale-on-arrival.js';
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -89,6 +91,7 @@ export class EntryFactory {
   constructor(
     private readonly settings: () => Settings,
     private readonly metrics: GatewayMetrics,
+    private readonly staleOnArrival: StaleOnArrival | null = null,
   ) {}
 
   /** A recording entry; mutates `recording.transcoded_url` per the URL policy. */
@@ -110,7 +113,7 @@ export class EntryFactory {
       // build() gives a recording at most ttl.recording + the longer stale window to live; with
       // all three 0 the store would drop every one, so none is built (serialised, hashed).
       const timings = this.settings().timings.for(workspace);
-      if (timings.recording + Math.max(timings.staleWhileRevalidate, timings.staleIfError) <= 0) return [];
+      if (staleUntilOf(timings.recording, timings) <= 0) return [];
       return page.recordings.map((recording, index) =>
         this.build(workspace, 'recording', bodyBytes(json[index]!), mergeFacts([perRecording[index]!]), now, storedAt, recording),
       );
@@ -145,7 +148,7 @@ export class EntryFactory {
       etagBr: null,
       storedAt: now,
       freshUntil,
-      staleUntil: freshUntil + Math.max(timings.staleWhileRevalidate, timings.staleIfError),
+      staleUntil: staleUntilOf(freshUntil, timings),
       urlDeadline: Infinity,
       urlExpiry: Infinity,
       resignAt: Infinity,
@@ -214,7 +217,12 @@ export class EntryFactory {
     // URLs that cannot be re-signed must be refreshed from the upstream before they run short:
     // end freshness a margin ahead of the deadline so stale-while-revalidate refreshes in time.
     if (Number.isFinite(facts.urlDeadline) && facts.resignAt === Infinity) {
-      freshUntil = Math.min(freshUntil, facts.urlDeadline - urlMargin(config.signing.minRemaining));
+      const margin = urlMargin(config.signing.minRemaining);
+      freshUntil = Math.min(freshUntil, facts.urlDeadline - margin);
+      // Fresh for no time at all because of its URLs (not its TTL): say so, or the zero hit ratio is a mystery.
+      if (freshUntil <= storedAt && ttl > 0) {
+        this.staleOnArrival?.note({ workspace, resource, urlExpiresInMs: facts.urlExpiry - storedAt, minRemainingMs: config.signing.minRemaining, marginMs: margin });
+      }
     }
     freshUntil = Math.max(freshUntil, storedAt);
     return {
@@ -228,7 +236,7 @@ export class EntryFactory {
       etagBr: null,
       storedAt,
       freshUntil,
-      staleUntil: freshUntil + Math.max(timings.staleWhileRevalidate, timings.staleIfError),
+      staleUntil: staleUntilOf(freshUntil, timings),
       urlDeadline: facts.urlDeadline,
       urlExpiry: facts.urlExpiry,
       resignAt: facts.resignAt,

@@ -1,20 +1,28 @@
 /**
  * Cache keys. A resource key names the resource inside a workspace (`l:<page>:<size>`,
- * `r:<id>`); tiers prefix it with the workspace and its purge generation, so a key can only be
- * built from a validated WorkspaceId and one workspace can never read another's entries.
+ * `u:<uuid>`, `c:<link code>`); tiers prefix it with the workspace and its purge generation, so a
+ * key can only be built from a validated WorkspaceId and one workspace can never read another's
+ * entries. UUIDs and link codes are separate key spaces: a link code's text may have the shape of
+ * a UUID, and under one space it would answer for the recording that has that UUID.
  */
 import type { WorkspaceId } from '../brands.js';
 
 /** A resource key, relative to a workspace. */
 export type ResourceKey = string & { readonly __resourceKey: true };
 
-/** A workspace's purge generations: `all` moves on a workspace purge, `list` on any recording purge. */
+/**
+ * A workspace's purge epochs. `all` is replaced on a workspace purge, `list` on any recording or
+ * list purge. With Redis both are random tokens drawn afresh on every move (never a counter that
+ * a lost key could restart at a number already used), so they are compared for equality only;
+ * -1 marks a generation not known from Redis (see generations.ts#unknown).
+ */
 export interface Generation {
   readonly all: number;
   readonly list: number;
   /**
-   * L1 only: how many times this instance saw Redis lose its counters (they restart at 0).
-   * Entries stored before such a reset stay unreachable when the counters climb back. Absent: 0.
+   * L1 only: a number this instance draws every time it (re)learns the workspace's generation,
+   * so forgetting a workspace, or hearing of any purge of it, leaves every L1 entry stored before
+   * unreachable. Absent: 0.
    */
   readonly epoch?: number;
 }
@@ -24,9 +32,36 @@ export function listKey(pageNumber: number, pageSize: number): ResourceKey {
   return `l:${pageNumber}:${pageSize}` as ResourceKey;
 }
 
-/** The key of one recording by UUID (lower case) or public link code. */
+/** The key of one recording by its UUID (lower case). */
+export function uuidKey(uuid: string): ResourceKey {
+  return `u:${uuid}` as ResourceKey;
+}
+
+/** The key of one recording by its public link code (as given: codes are case-sensitive). */
+export function linkKey(code: string): ResourceKey {
+  return `c:${code}` as ResourceKey;
+}
+
+/** True for a key in the UUID space. */
+export function isUuidKey(key: ResourceKey): boolean {
+  return key.charCodeAt(0) === 117; // 'u'
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The key of a recording a request names by `{id}` (a UUID, in any case, or a link code: see
+ * parseRecordingId). The rule, stated once: an id with the shape of a UUID is a UUID request,
+ * always, and is looked up in the UUID space only; anything else is a link code. Link codes may
+ * have the shape of a UUID (their pattern allows it), and there is no fallback to the cached
+ * codes for such an id: that would let a recording whose code spells another recording's UUID
+ * answer for it. The upstream, which accepts both on one path, still judges the request, so a
+ * code shaped like a UUID stays reachable through it; that answer is served but never stored under
+ * the UUID (valuesAskedBy), since under a UUID only the recording with that UUID may be found.
+ */
 export function recordingKey(id: string): ResourceKey {
-  return `r:${id}` as ResourceKey;
+  // UUIDs are case-insensitive (RFC 9562 §4): one spelling, one key.
+  return id.length === 36 && UUID.test(id) ? uuidKey(id.toLowerCase()) : linkKey(id);
 }
 
 /** True for list-page keys (they carry the list generation too). */

@@ -1,23 +1,30 @@
 /** The request for one cached resource, as the HTTP layer hands it to the read-through flow. */
-import type { KeyHash, WorkspaceId } from '../brands.js';
+import type { Caller, VerifiedCaller } from '../auth/verified-caller.js';
+import type { WorkspaceId } from '../brands.js';
 import type { ListPage, Recording } from '../recording.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
 import type { Resource, UpstreamAnswer } from '../upstream/types.js';
 import type { CacheEntry } from './entry.js';
 import type { ResourceKey } from './keys.js';
+import type { CacheStatus } from './status.js';
 
-/** One lookup: which resource, for which workspace, with which (hashed) key. */
-export interface Lookup {
+/** One lookup: which resource, for which workspace, with which (hashed) key, from which address. */
+export interface Lookup extends Caller {
   readonly workspace: WorkspaceId;
   readonly resource: Resource;
   readonly key: ResourceKey;
   /** The caller's key: sent upstream with upstream.auth passthrough; never logged or cached. */
   readonly apiKey: string;
-  readonly keyHash: KeyHash;
-  /** True when the key is already known valid for this workspace; false: it must be proved upstream first. */
-  readonly verified: boolean;
+  /** What the cache did for this request, for the handler's metrics and log line. */
+  readonly status: CacheStatus;
   /** Fetches this resource from the upstream with the given key. */
   fetch(apiKey: string): Promise<UpstreamAnswer<ListPage | Recording>>;
+  /** The request's trace, when it has one (spans recorded, or a client's traceparent carried). */
+  readonly trace?: RequestTrace | null;
 }
+
+/** A lookup whose key has a valid verdict: the only kind the cache answers. */
+export type VerifiedLookup = Lookup & VerifiedCaller;
 
 /** How a response was produced; drives Cache-Status and the `cache` metric label. */
 export type Outcome = 'hit' | 'stale' | 'miss' | 'collapsed' | 'stale-error';

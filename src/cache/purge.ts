@@ -1,72 +1,68 @@
 /**
- * Purges (POST /admin/purge): a whole workspace, or one recording by UUID or link code. With
- * Redis the purge moves the shared generation and is announced to every instance; without it,
- * only this instance's generations move. Either way it costs O(1) per workspace: old entries
- * simply become unreachable and age out of the LRU.
+ * Purges (POST /admin/purge): a whole workspace, its list pages, or one recording by UUID or link
+ * code. With Redis the purge draws new generation tokens and appends to the purge log in Redis
+ * before it answers; every instance (this one at once) forgets the workspace's generation when it
+ * reads the entry, which leaves the workspace's L1 entries unreachable. Without Redis, only this
+ * instance forgets. Either way it costs O(1) per workspace: old entries age out of the LRU.
  */
 import type { WorkspaceId } from '../brands.js';
-import { isBehind, type Generations } from './generations.js';
-import { l1Key, recordingKey, type Generation, type ResourceKey } from './keys.js';
-import type { L1Cache } from './l1.js';
+import type { Generations } from './generations.js';
+import { linkKey, recordingKey, type Generation, type ResourceKey } from './keys.js';
 import type { ReadThrough } from './read-through.js';
 import { ownKey } from './recording-values.js';
-import type { PurgeEvent, SharedTier } from './shared-tier.js';
+import type { SharedTier } from './shared-tier.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** What to purge in a workspace. */
+export type PurgeScope = { readonly kind: 'workspace' } | { readonly kind: 'lists' } | { readonly kind: 'recording'; readonly id: string };
 
 /** The purge service. */
 export class Purger {
   constructor(
-    private readonly l1: L1Cache,
     private readonly l2: SharedTier | null,
     private readonly generations: Generations,
     private readonly readThrough: ReadThrough,
   ) {
-    // Every instance (this one included) applies announced purges to its own L1.
-    l2?.onPurge((event) => this.apply(event));
+    // Every instance (this one included) forgets what the purge log names.
+    l2?.onPurge(generations);
   }
 
-  /** Purges a workspace, or one recording of it; resolves with the new generation. */
-  async purge(workspace: WorkspaceId, recording: string | null): Promise<Generation> {
-    const keys = recording === null ? [] : await this.keysOf(workspace, recording);
-    if (this.l2 !== null) {
-      const generation = await this.l2.purge(workspace, keys);
-      // Apply here at once as well: the announcement may arrive after the operator's next request.
-      this.apply({ workspace, generation, keys });
-      return generation;
+  /** Purges a scope of a workspace; resolves with the workspace's new generation once it holds everywhere Redis reaches. */
+  async purge(workspace: WorkspaceId, scope: PurgeScope): Promise<Generation> {
+    if (this.l2 === null) {
+      // List pages alone: a new list number under the same epoch, so recordings stay in L1.
+      if (scope.kind === 'lists') return this.generations.moveLists(workspace);
+      this.generations.forget(workspace);
+      return this.generations.peek(workspace) ?? this.generations.unknown();
     }
-    const before = await this.readThrough.generation(workspace);
-    for (const key of keys) this.l1.delete(l1Key(workspace, before, key));
-    return this.generations.bump(workspace, keys.length === 0 ? 'all' : 'list');
-  }
-
-  /** Adopts an announced generation and drops the purged recording keys from L1. */
-  apply(event: PurgeEvent): void {
-    const before = this.generations.peek(event.workspace);
-    if (before !== undefined) for (const key of event.keys) this.l1.delete(l1Key(event.workspace, before, key));
-    this.generations.adopt(event.workspace, event.generation);
-    const after = this.generations.peek(event.workspace);
-    if (after !== undefined) for (const key of event.keys) this.l1.delete(l1Key(event.workspace, after, key));
-    if (before !== undefined && isBehind(event.generation, before)) void this.resetIfRedisLost(event.workspace, before);
+    let part: 'all' | 'list' = scope.kind === 'workspace' ? 'all' : 'list';
+    let keys: ResourceKey[] = [];
+    if (scope.kind === 'recording') {
+      const found = await this.keysOf(workspace, scope.id);
+      // A link code whose UUID neither tier knows: the recording may still be in L2 under its
+      // UUID (its alias evicted alone). Only a workspace purge is sure to cover it.
+      if (found === undefined) part = 'all';
+      else keys = found;
+    }
+    const generation = await this.l2.purge(workspace, part, keys);
+    // Forget here at once as well: the log entry is read back a moment later.
+    this.generations.forget(workspace);
+    return generation;
   }
 
   /**
-   * An announcement behind this instance's generation is either late (purges published out of
-   * order) or Redis lost its counters (restarted without persistence) and counts from 0 again;
-   * then adopting nothing would make the next purges no-ops here. Redis itself tells which.
+   * The recording's keys: the one asked for, its UUID and its link code, as far as the cache
+   * knows them; undefined for a link code whose UUID it does not know.
    */
-  private async resetIfRedisLost(workspace: WorkspaceId, seen: Generation): Promise<void> {
-    const stored = await this.l2?.loadGeneration(workspace);
-    if (stored === undefined || !isBehind(stored, seen) || this.generations.peek(workspace) !== seen) return;
-    this.generations.reset(workspace, stored);
-  }
-
-  /** The recording's keys: the one asked for, its UUID and its link code, as far as the cache knows them. */
-  private async keysOf(workspace: WorkspaceId, id: string): Promise<ResourceKey[]> {
+  private async keysOf(workspace: WorkspaceId, id: string): Promise<ResourceKey[] | undefined> {
     const asked = recordingKey(id);
     const keys = new Set<ResourceKey>([asked]);
     const generation = await this.readThrough.generation(workspace);
     const entry = this.readThrough.readL1(workspace, generation, asked) ?? (await this.readThrough.readL2(workspace, generation, asked));
-    if (entry !== undefined) keys.add(ownKey(entry, asked));
-    if (entry?.linkId) keys.add(recordingKey(entry.linkId));
+    if (entry === undefined) return UUID.test(id) ? [...keys] : undefined;
+    keys.add(ownKey(entry, asked));
+    if (entry.linkId) keys.add(linkKey(entry.linkId));
     return [...keys];
   }
 }

@@ -1,23 +1,41 @@
 /**
- * The shared (L2) tier on Redis. Every command goes through one guard (timeout, breaker,
- * counted errors), so a call answers a miss or a no-op rather than failing or stalling a
- * request; purges are the exception and reject, so the operator learns the purge did not happen.
+ * The shared (L2) tier on Redis. Every command goes through the guard of the node that holds its
+ * workspace (redis-guards.ts: timeout, breaker, counted errors), so a call answers a miss or a
+ * no-op rather than failing or stalling a request; purges are the exception and reject, so the
+ * operator learns the purge did not happen.
+ * Values are written only by a script that first checks the workspace's generation tokens, and
+ * purge state is a hash of random tokens plus a chained purge log (redis-purge-scripts.ts).
  */
-import { randomBytes } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import { performance } from 'node:perf_hooks';
+import { createHash, randomBytes } from 'node:crypto';
+import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { StoredValue } from './entry.js';
 import { decodeStored, encodeStored } from './entry-codec.js';
-import { generationTag, type Generation, type ResourceKey } from './keys.js';
+import { isKnown } from './generations.js';
+import type { Generation, ResourceKey } from './keys.js';
 import { createRedisClient, createSubscriber, type RedisConfig } from './redis-connection.js';
-import { RedisGuard } from './redis-guard.js';
+import { RedisGuards } from './redis-guards.js';
+import { checkEvictionPolicy } from './redis-policy.js';
 import { WriteBacklog, type PendingWrite } from './redis-write-backlog.js';
-import { generationKey, l2Key, lockKey, purgeChannel, verdictKey } from './redis-keys.js';
-import { purgeEventParts, startPurgeBus } from './redis-purge-bus.js';
-import type { LockOutcome, PurgeEvent, SharedTier } from './shared-tier.js';
+import { generationKey, l2Key, lockKey, purgeChannel, purgeLogKey, quotaKey, verdictKey } from './redis-keys.js';
+import { GCRA_SCRIPT } from '../limits/gcra-script.js';
+import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
+import { startPurgeBus } from './redis-purge-bus.js';
+import { PurgeLogReader } from './redis-purge-log.js';
+import { CHECKED_SET_SCRIPT, LOAD_SCRIPT, PURGE_LOG_SCRIPT, PURGE_MOVE_SCRIPT, PURGE_SCRIPT, freshToken } from './redis-purge-scripts.js';
+import type { LockOutcome, PurgeListener, SharedTier } from './shared-tier.js';
+
+/** How the purge log is kept and read (cache.purge). */
+export interface PurgeLogSettings {
+  /** Entries kept (approximately: MAXLEN ~). */
+  readonly logLength: number;
+  /** Read the log at least this often (ms). */
+  readonly pollInterval: number;
+}
 
 /** Collaborators of the Redis tier. */
 export interface RedisTierDeps {
@@ -25,63 +43,42 @@ export interface RedisTierDeps {
   readonly logger: Logger;
   /** Wall clock for turning staleUntil instants into Redis TTLs. */
   readonly clock?: Clock;
+  /** Defaults: 10,000 entries, read every second. */
+  readonly purgeLog?: PurgeLogSettings;
 }
 
 /** Deletes the lock only while it still holds our token, so a late release cannot free another holder's lock. */
 const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
-/**
- * A purge as one atomic step, so the generation never moves without its announcement (a PUBLISH
- * after the move could fail alone and leave every instance on the old generation). A MULTI
- * cannot do it: the announcement carries the counters the increment produces.
- * KEYS[1] the generation hash, KEYS[2..] recording values to delete; ARGV the field to move, the
- * channel, and the announcement's three parts around its counters (purgeEventParts).
- */
-const PURGE_SCRIPT = `
-if #KEYS > 1 then redis.call('del', unpack(KEYS, 2)) end
-redis.call('hincrby', KEYS[1], ARGV[1], 1)
-local fields = redis.call('hmget', KEYS[1], 'all', 'list')
-local function counter(raw)
-  if raw and string.match(raw, '^[1-9]%d*$') then return raw end
-  return '0'
-end
-local all, list = counter(fields[1]), counter(fields[2])
-redis.call('publish', ARGV[2], ARGV[3] .. all .. ARGV[4] .. list .. ARGV[5])
-return {all, list}
-`;
+/** EVALSHA sends 40 bytes per request instead of the script; EVAL loads it once after a NOSCRIPT. */
+const GCRA_SHA = createHash('sha1').update(GCRA_SCRIPT).digest('hex');
 
-function counter(raw: string | null | undefined): number {
-  const value = Number(raw ?? 0);
-  return Number.isSafeInteger(value) && value >= 0 ? value : 0;
+function token(raw: unknown): number {
+  const value = Number(raw);
+  return Number.isSafeInteger(value) && value > 0 ? value : -1;
 }
 
-function toGeneration(fields: ReadonlyArray<string | null> | undefined): Generation {
-  return { all: counter(fields?.[0]), list: counter(fields?.[1]) };
-}
-
-/** The reply of the last command of a pipeline, or a throw when it or any of its commands failed. */
-function lastReply(replies: Array<[Error | null, unknown]> | null): unknown {
-  const last = replies?.at(-1);
-  if (last === undefined) throw new Error('transaction aborted');
-  for (const [error] of replies ?? []) if (error) throw error;
-  return last[1];
+function toGeneration(fields: unknown): Generation {
+  const [all, list] = Array.isArray(fields) ? (fields as unknown[]) : [];
+  return { all: token(all), list: token(list) };
 }
 
 class RedisTier implements SharedTier {
   readonly #prefix: string;
   readonly #client: Redis | Cluster;
   readonly #subscriber: Redis | Cluster;
-  readonly #guard: RedisGuard;
+  readonly #guards: RedisGuards;
   readonly #metrics: GatewayMetrics;
   readonly #logger: Logger;
   readonly #clock: Clock;
-  readonly #listeners: Array<(event: PurgeEvent) => void> = [];
-  readonly #restoredListeners: Array<() => void> = [];
-  /** Workspaces whose generation this instance uses: replayed after the subscriber reconnects. */
-  readonly #loaded = new Set<WorkspaceId>();
+  readonly #listeners: PurgeListener[] = [];
+  readonly #log: PurgeLogReader;
+  readonly #logLength: number;
   readonly #stopBus: () => void;
   #ready = false;
-  #connectedBefore = false;
+  /** When the last complete log read began (monotonic ms), for the lag gauge. */
+  #syncedAt = -Infinity;
+  #policyChecked = false;
   readonly #backlog = new WriteBacklog();
   #closed = false;
 
@@ -90,7 +87,9 @@ class RedisTier implements SharedTier {
     this.#metrics = deps.metrics;
     this.#logger = deps.logger;
     this.#clock = deps.clock ?? systemClock;
-    this.#guard = new RedisGuard({
+    this.#logLength = deps.purgeLog?.logLength ?? 10_000;
+    this.#client = createRedisClient(config);
+    this.#guards = new RedisGuards(this.#client, {
       timeoutMs: config.commandTimeout,
       metrics: deps.metrics,
       logger: deps.logger,
@@ -99,35 +98,57 @@ class RedisTier implements SharedTier {
         if (!open) void this.#replayBacklog();
       },
     });
-    this.#client = createRedisClient(config);
     this.#subscriber = createSubscriber(this.#client);
     // Without an 'error' listener ioredis prints every failed reconnect; the state changes below say enough.
     this.#client.on('error', () => {});
     this.#subscriber.on('error', () => {});
     this.#client.on('ready', () => this.#connectionUp());
     for (const lost of ['close', 'end', 'reconnecting'] as const) this.#client.on(lost, () => this.#connectionDown());
-    this.#stopBus = startPurgeBus({
-      subscriber: this.#subscriber,
-      channel: purgeChannel(this.#prefix),
-      guard: this.#guard,
+    const fanOut: PurgeListener = {
+      forget: (workspace) => this.#each((listener) => listener.forget(workspace)),
+      forgetAll: () => this.#each((listener) => listener.forgetAll()),
+      synced: (at) => {
+        const first = this.#syncedAt === -Infinity;
+        this.#syncedAt = at;
+        this.#each((listener) => listener.synced(at));
+        if (first) this.#publishUp();
+      },
+    };
+    this.#log = new PurgeLogReader({
+      client: this.#client,
+      // The log is one key on one node; its reads count on the connection's own guard.
+      guard: this.#guards.instance,
+      key: purgeLogKey(this.#prefix),
+      maxLength: this.#logLength,
+      pollMs: deps.purgeLog?.pollInterval ?? 1_000,
+      listener: fanOut,
       logger: this.#logger,
-      deliver: (event) => this.#deliver(event),
-      resubscribed: () => void this.#replayGenerations('purge subscription restored; reloading generations'),
+      metrics: this.#metrics,
     });
+    this.#stopBus = startPurgeBus({ subscriber: this.#subscriber, channel: purgeChannel(this.#prefix), guard: this.#guards.instance, wake: () => this.#log.wake() });
+    const lag = deps.metrics.purgeLogLag;
+    deps.metrics.onScrape(() => lag.set(this.#log.lastId === null ? -1 : (performance.now() - this.#syncedAt) / 1000));
     this.#publishUp();
   }
 
+  /** Connected and answering, and the purge log read once: before that, no generation is trusted. */
   get up(): boolean {
-    return this.#ready && !this.#guard.open;
+    return this.#ready && !this.#guards.anyOpen && this.#log.lastId !== null;
+  }
+
+  get full(): boolean {
+    return this.#guards.full;
   }
 
   async get(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<StoredValue | undefined> {
-    const raw = await this.#guard.attempt('get', () => this.#client.getBuffer(l2Key(this.#prefix, workspace, generation, key)), null);
+    if (!isKnown(generation)) return undefined;
+    const raw = await this.#guards.for(workspace).attempt('get', () => this.#client.getBuffer(l2Key(this.#prefix, workspace, generation, key)), null);
     // A value this build cannot read (older layout, foreign writer) is a miss, refilled on store.
     return raw === null ? undefined : decodeStored(raw);
   }
 
   async set(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void> {
+    if (!isKnown(generation)) return;
     const now = this.#clock.now();
     // Values already past their staleUntil would only be served as errors-of-the-past: skip them.
     const writes = values
@@ -136,94 +157,102 @@ class RedisTier implements SharedTier {
     await this.#write(writes, now);
   }
 
-  /** One pipeline, one round trip (one workspace is one Cluster slot); what fails waits in the backlog. */
+  /**
+   * One checked script, one round trip (one workspace is one Cluster slot); what fails waits in
+   * the backlog. Every write of a call shares one workspace and generation.
+   */
   async #write(writes: readonly PendingWrite[], now: number): Promise<void> {
-    if (writes.length === 0) return;
-    const written = await this.#guard.attempt(
-      'set',
-      async () => {
-        const pipeline = this.#client.pipeline();
-        for (const { name, value } of writes) {
-          const ttl = value.staleUntil - now;
-          if (Number.isFinite(ttl)) pipeline.set(name, encodeStored(value), 'PX', Math.ceil(ttl));
-          else pipeline.set(name, encodeStored(value));
-        }
-        lastReply(await pipeline.exec());
-        return true;
-      },
-      false,
-    );
-    if (!written) this.#backlog.add(writes);
+    const first = writes[0];
+    if (first === undefined) return;
+    const args: Array<string | Buffer> = [String(first.generation.all), String(first.generation.list)];
+    for (const { value } of writes) {
+      const ttl = value.staleUntil - now;
+      args.push(encodeStored(value), Number.isFinite(ttl) ? String(Math.max(1, Math.ceil(ttl))) : '0');
+    }
+    const keys = [generationKey(this.#prefix, first.workspace), ...writes.map((write) => write.name)];
+    const written = await this.#guards.for(first.workspace).attempt('set', () => this.#client.eval(CHECKED_SET_SCRIPT, keys.length, ...keys, ...args), undefined);
+    if (written === undefined) this.#backlog.add(writes);
+    // Redis holds other tokens: a purge not read yet, or a hash evicted or lost. Either way the
+    // generation in use is not Redis's: forget it, and the next request loads the current one.
+    else if (Number(written) === 0) this.#each((listener) => listener.forget(first.workspace));
   }
 
   /**
-   * Replays postponed writes once Redis answers again (breaker closed, connection ready), each
-   * workspace's only after reading its generation from Redis: a write made under a generation
-   * since left behind is dropped. Otherwise, after a purge during the outage or a restart without
-   * data (counters back at 0), the write would land under old numbers, and once the counters
-   * climb back to them, answers older than the purges would be served again.
+   * Replays postponed writes once Redis answers again (breaker closed, connection ready). Each
+   * goes through the same checked script, so one made under a generation Redis has since left
+   * (a purge during the outage, a restart without data) is refused there, atomically.
    */
   async #replayBacklog(): Promise<void> {
-    if (this.#backlog.size === 0 || !this.up) return;
+    if (this.#backlog.size === 0 || !this.#ready || this.#guards.anyOpen) return;
     const now = this.#clock.now();
-    const byWorkspace = new Map<WorkspaceId, PendingWrite[]>();
+    const groups = new Map<string, PendingWrite[]>();
     for (const write of this.#backlog.drain(now)) {
-      const group = byWorkspace.get(write.workspace);
-      if (group === undefined) byWorkspace.set(write.workspace, [write]);
-      else group.push(write);
+      const group = `${write.workspace}\n${write.generation.all}.${write.generation.list}`;
+      const writes = groups.get(group);
+      if (writes === undefined) groups.set(group, [write]);
+      else writes.push(write);
     }
-    // One workspace is one Cluster slot (its hash tag), so each group is one pipeline.
-    await Promise.all(
-      [...byWorkspace].map(async ([workspace, writes]) => {
-        const current = await this.loadGeneration(workspace);
-        if (current === undefined) {
-          this.#backlog.add(writes);
-          return;
-        }
-        const valid = writes.filter((write) => generationTag(write.key, write.generation) === generationTag(write.key, current));
-        if (valid.length < writes.length) {
-          this.#logger.info({ workspace, dropped: writes.length - valid.length }, 'postponed cache writes dropped: made under an older generation');
-        }
-        await this.#write(valid, now);
-      }),
-    );
+    await Promise.all([...groups.values()].map((writes) => this.#write(writes, now)));
   }
 
   async getVerdict(workspace: WorkspaceId, keyHash: KeyHash): Promise<boolean | undefined> {
-    const raw = await this.#guard.attempt('verdict', () => this.#client.get(verdictKey(this.#prefix, workspace, keyHash)), null);
+    const raw = await this.#guards.for(workspace).attempt('verdict', () => this.#client.get(verdictKey(this.#prefix, workspace, keyHash)), null);
     return raw === '1' ? true : raw === '0' ? false : undefined;
+  }
+
+  async quota(workspace: WorkspaceId, keyHash: KeyHash, policy: QuotaPolicy): Promise<QuotaDecision | undefined> {
+    const key = quotaKey(this.#prefix, workspace, keyHash);
+    const args = [policy.windowMs / policy.requests, policy.windowMs] as const;
+    const reply = await this.#guards.for(workspace).attempt(
+      'quota',
+      () =>
+        this.#client.evalsha(GCRA_SHA, 1, key, ...args).catch((error: unknown) => {
+          if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return this.#client.eval(GCRA_SCRIPT, 1, key, ...args);
+          throw error;
+        }),
+      undefined,
+    );
+    if (!Array.isArray(reply) || reply.length !== 4) return undefined;
+    const [allowed, remaining, resetMs, retryMs] = reply.map(Number) as [number, number, number, number];
+    return { allowed: allowed === 1, remaining, resetMs, retryMs };
   }
 
   async setVerdict(workspace: WorkspaceId, keyHash: KeyHash, valid: boolean, ttlMs: number): Promise<void> {
     if (!(ttlMs >= 1)) return;
-    await this.#guard.attempt('verdict', () => this.#client.set(verdictKey(this.#prefix, workspace, keyHash), valid ? '1' : '0', 'PX', Math.ceil(ttlMs)), undefined);
+    await this.#guards.for(workspace).attempt('verdict', () => this.#client.set(verdictKey(this.#prefix, workspace, keyHash), valid ? '1' : '0', 'PX', Math.ceil(ttlMs)), undefined);
   }
 
   async tryLock(workspace: WorkspaceId, generation: Generation, key: ResourceKey, ttlMs: number): Promise<LockOutcome> {
+    if (!isKnown(generation)) return { state: 'unavailable' };
     const name = lockKey(this.#prefix, workspace, generation, key);
     const token = randomBytes(16).toString('base64url');
-    const reply = await this.#guard.attempt('lock', () => this.#client.set(name, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'), undefined);
+    const reply = await this.#guards.for(workspace).attempt('lock', () => this.#client.set(name, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'), undefined);
     if (reply === undefined) return { state: 'unavailable' };
     if (reply !== 'OK') return { state: 'held' };
     let released = false;
     const release = async (): Promise<void> => {
       if (released) return;
       released = true;
-      await this.#guard.attempt('lock', () => this.#client.eval(UNLOCK_SCRIPT, 1, name, token), undefined);
+      await this.#guards.for(workspace).attempt('lock', () => this.#client.eval(UNLOCK_SCRIPT, 1, name, token), undefined);
     };
     return { state: 'acquired', release };
   }
 
   async loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined> {
-    this.#loaded.add(workspace);
-    const fields = await this.#guard.attempt('generation', () => this.#client.hmget(generationKey(this.#prefix, workspace), 'all', 'list'), undefined);
-    return fields === undefined ? undefined : toGeneration(fields);
+    const fields = await this.#guards.for(workspace).attempt(
+      'generation',
+      () => this.#client.eval(LOAD_SCRIPT, 1, generationKey(this.#prefix, workspace), freshToken(), freshToken()),
+      undefined,
+    );
+    if (fields === undefined) return undefined;
+    const generation = toGeneration(fields);
+    return isKnown(generation) && generation.list > 0 ? generation : undefined;
   }
 
-  async purge(workspace: WorkspaceId, keys: readonly ResourceKey[]): Promise<Generation> {
-    this.#loaded.add(workspace);
+  async purge(workspace: WorkspaceId, part: 'all' | 'list', keys: readonly ResourceKey[]): Promise<Generation> {
     const hash = generationKey(this.#prefix, workspace);
-    return this.#guard.run('purge', async () => {
+    const log = purgeLogKey(this.#prefix);
+    return this.#guards.for(workspace).run('purge', async () => {
       let doomed: string[] = [];
       if (keys.length > 0) {
         // Recording values are tagged by `all` only; a workspace purge racing this one moves
@@ -231,19 +260,17 @@ class RedisTier implements SharedTier {
         const current = toGeneration(await this.#client.hmget(hash, 'all', 'list'));
         doomed = keys.map((key) => l2Key(this.#prefix, workspace, current, key));
       }
-      // No keys: moving `all` orphans every value of the workspace at once; they expire on their
-      // own. Keys: list pages may hold the purged recordings, so their generation moves too.
-      const field = keys.length === 0 ? 'all' : 'list';
-      const reply = await this.#client.eval(PURGE_SCRIPT, 1 + doomed.length, hash, ...doomed, field, purgeChannel(this.#prefix), ...purgeEventParts(workspace, keys));
-      return toGeneration(reply as Array<string | null>);
+      const args = [part, freshToken(), freshToken(), String(this.#logLength), workspace, purgeChannel(this.#prefix)];
+      if (this.#client instanceof Cluster) {
+        const moved = await this.#client.eval(PURGE_MOVE_SCRIPT, 1 + doomed.length, hash, ...doomed, ...args);
+        await this.#client.eval(PURGE_LOG_SCRIPT, 1, log, ...args);
+        return toGeneration(moved);
+      }
+      return toGeneration(await this.#client.eval(PURGE_SCRIPT, 2 + doomed.length, hash, log, ...doomed, ...args));
     });
   }
 
-  onRestored(listener: () => void): void {
-    this.#restoredListeners.push(listener);
-  }
-
-  onPurge(listener: (event: PurgeEvent) => void): void {
+  onPurge(listener: PurgeListener): void {
     this.#listeners.push(listener);
   }
 
@@ -251,50 +278,36 @@ class RedisTier implements SharedTier {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopBus();
+    this.#log.stop();
     await Promise.all([quit(this.#client), quit(this.#subscriber)]);
     this.#ready = false;
     this.#publishUp();
   }
 
-  #deliver(event: PurgeEvent): void {
+  #each(call: (listener: PurgeListener) => void): void {
     for (const listener of this.#listeners) {
       try {
-        listener(event);
+        call(listener);
       } catch (error) {
         this.#logger.error({ err: error instanceof Error ? error.message : String(error) }, 'purge listener failed');
       }
     }
   }
 
-  /**
-   * After the subscriber or the command connection was away, announce every known workspace's
-   * current generation so L1s catch up. Both come back on their own schedule and the reload needs
-   * the command connection, so each one's return triggers it: at least one finds both up.
-   */
-  async #replayGenerations(why: string): Promise<void> {
-    const workspaces = [...this.#loaded];
-    if (workspaces.length === 0 || this.#closed) return;
-    this.#logger.info({ workspaces: workspaces.length }, why);
-    await Promise.all(
-      workspaces.map(async (workspace) => {
-        const generation = await this.loadGeneration(workspace);
-        if (generation !== undefined && !this.#closed) this.#deliver({ workspace, generation, keys: [] });
-      }),
-    );
-  }
-
   #connectionUp(): void {
     const wasDown = !this.#ready;
     this.#ready = true;
     // A fresh connection answers: let commands through at once instead of waiting out a cooldown.
-    this.#guard.reset();
+    this.#guards.reset();
     if (wasDown) this.#logger.info('redis connected');
     this.#publishUp();
-    if (wasDown) void this.#replayGenerations('redis connection restored; reloading generations');
+    // Catch up on the purges made while away (the first time: learn where the log ends).
+    this.#log.start();
     void this.#replayBacklog();
-    // Only a return counts: the first connection has nothing to restore.
-    if (wasDown && this.#connectedBefore) for (const listener of this.#restoredListeners) listener();
-    this.#connectedBefore = true;
+    if (!this.#policyChecked) {
+      this.#policyChecked = true;
+      void checkEvictionPolicy(this.#client, { metrics: this.#metrics, logger: this.#logger, timeoutMs: 1_000 });
+    }
   }
 
   #connectionDown(): void {

@@ -2,13 +2,16 @@
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { Generation, ResourceKey } from './keys.js';
 import type { StoredValue } from './entry.js';
+import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
 
-/** An announced purge: every instance adopts the generation and drops the listed keys from L1. */
-export interface PurgeEvent {
-  readonly workspace: WorkspaceId;
-  readonly generation: Generation;
-  /** Recording keys (UUID and link code) to drop; empty for a whole-workspace purge. */
-  readonly keys: readonly ResourceKey[];
+/** What the purge log tells the local generation table (generations.ts). */
+export interface PurgeListener {
+  /** Drop this workspace's generation: a purge named it, or Redis holds another than the one used. */
+  forget(workspace: WorkspaceId): void;
+  /** Drop every generation: the log lost entries this instance never read (Redis lost data or evicted the log). */
+  forgetAll(): void;
+  /** A complete read of the log began at `at` (monotonic ms): every purge answered before then was applied. */
+  synced(at: number): void;
 }
 
 /** Outcome of trying to take the per-key distributed fetch lock. */
@@ -18,7 +21,10 @@ export type LockOutcome = { readonly state: 'acquired'; release(): Promise<void>
 export interface SharedTier {
   /** Reads a stored value; undefined on a miss, an error or a command timeout. */
   get(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<StoredValue | undefined>;
-  /** Stores values; each expires on its own at its `staleUntil`. Errors are counted, never thrown. */
+  /**
+   * Stores values, each expiring at its `staleUntil`, only while Redis still holds `generation`
+   * for the workspace (checked in the same script as the write). Errors are counted, never thrown.
+   */
   set(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void>;
   /** A cached key verdict (true valid, false invalid), or undefined. */
   getVerdict(workspace: WorkspaceId, keyHash: KeyHash): Promise<boolean | undefined>;
@@ -26,23 +32,26 @@ export interface SharedTier {
   setVerdict(workspace: WorkspaceId, keyHash: KeyHash, valid: boolean, ttlMs: number): Promise<void>;
   /** Tries to take the fetch lock of one key for `ttlMs`; `unavailable` when Redis cannot say. */
   tryLock(workspace: WorkspaceId, generation: Generation, key: ResourceKey, ttlMs: number): Promise<LockOutcome>;
-  /** The workspace's generation as stored in Redis (0.0 when never purged); undefined when Redis cannot say. */
+  /**
+   * Decides one request of a key against its quota, shared by every instance; undefined when
+   * Redis cannot say (the caller then counts on this instance). Optional: a tier without it
+   * leaves quotas per instance.
+   */
+  quota?(workspace: WorkspaceId, keyHash: KeyHash, policy: QuotaPolicy): Promise<QuotaDecision | undefined>;
+  /** The workspace's generation in Redis (drawn afresh when Redis holds none); undefined when Redis cannot say. */
   loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined>;
   /**
-   * Purges a workspace (no keys: moves `all`) or some recording keys (deletes them, moves `list`),
-   * and announces it to every instance, in one step: Redis never moves without announcing.
-   * Rejects when Redis is unavailable, so the operator knows.
+   * Purges a workspace (`all`: new `all` and `list`), its list pages (`list`: new `list`), or some
+   * recording keys (deletes them and draws a new `list`), and appends it to the purge log that
+   * every instance reads. Rejects when Redis is unavailable, so the operator knows.
    */
-  purge(workspace: WorkspaceId, keys: readonly ResourceKey[]): Promise<Generation>;
-  /** Subscribes to purges announced by any instance, this one included; also called after a reconnect with the fresh generations. */
-  onPurge(listener: (event: PurgeEvent) => void): void;
-  /**
-   * Subscribes to Redis coming back after it was unreachable. It may have restarted without
-   * its data, so the caller can write back what it still holds.
-   */
-  onRestored(listener: () => void): void;
+  purge(workspace: WorkspaceId, part: 'all' | 'list', keys: readonly ResourceKey[]): Promise<Generation>;
+  /** Subscribes to the purge log: every instance (this one included) forgets what it names. */
+  onPurge(listener: PurgeListener): void;
   /** True while connected and answering. */
   readonly up: boolean;
+  /** True while Redis refuses writes for want of memory (maxmemory, noeviction) but may still answer reads. */
+  readonly full?: boolean;
   /** Closes connections. */
   close(): Promise<void>;
 }

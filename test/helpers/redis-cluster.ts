@@ -15,10 +15,21 @@ const run = promisify(execFile);
 export interface TestCluster {
   nodes: Array<{ host: string; port: number }>;
   stop(): Promise<void>;
+  /** Kills one node's process (as a crash would). */
+  kill(port: number): Promise<void>;
+}
+
+/** Cluster options for a test. */
+export interface TestClusterOptions {
+  /**
+   * `cluster-require-full-coverage` (Redis's default: yes, and then one dead master stops the
+   * whole cluster answering once it is marked failed).
+   */
+  requireFullCoverage?: boolean;
 }
 
 /** Starts a 3-master cluster (no replicas); torn down after the test. */
-export async function startRedisCluster(t: TestLike): Promise<TestCluster> {
+export async function startRedisCluster(t: TestLike, options: TestClusterOptions = {}): Promise<TestCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'recgw-cluster-'));
   const children: ChildProcess[] = [];
   let stopped = false;
@@ -37,7 +48,8 @@ export async function startRedisCluster(t: TestLike): Promise<TestCluster> {
     // The cluster bus port is chosen too: its default, port + 10000, was never checked, and may
     // be held by another test's server or by an outgoing connection.
     const busPort = await distinctFreePort(taken);
-    const args = ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000'];
+    const coverage = options.requireFullCoverage === false ? ['--cluster-require-full-coverage', 'no'] : [];
+    const args = [...coverage, '--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000'];
     children.push(await spawnRedisServer(port, args, dir));
     nodes.push({ host: '127.0.0.1', port });
   }
@@ -52,7 +64,12 @@ export async function startRedisCluster(t: TestLike): Promise<TestCluster> {
     15_000,
     'cluster_state:ok on every node',
   );
-  return { nodes, stop };
+  const kill = async (port: number): Promise<void> => {
+    const index = nodes.findIndex((node) => node.port === port);
+    const child = children[index];
+    if (child !== undefined) await stopProcess(child);
+  };
+  return { nodes, stop, kill };
 }
 
 /** A free port not among `taken`, which it joins. */

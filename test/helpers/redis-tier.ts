@@ -3,13 +3,13 @@
  * plus cache-entry fixtures.
  */
 import { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { performance } from 'node:perf_hooks';
+import type { WorkspaceId } from '../../src/brands.js';
 import type { Clock } from '../../src/clock.js';
 import { variantEtag, type CacheEntry } from '../../src/cache/entry.js';
 import type { SharedTier } from '../../src/cache/shared-tier.js';
 import { createRedisTier } from '../../src/cache/redis-tier.js';
-import { purgeChannel } from '../../src/cache/redis-keys.js';
 import { configWith } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { GatewayMetrics } from '../../src/observability/metrics.js';
@@ -89,22 +89,27 @@ export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now())
   return withVariantTags(entry);
 }
 
-/**
- * Waits until tiers listen for purge announcements: subscriptions are set up as a subscriber
- * connects, so a warm-up announcement is published straight on Redis until `heard()` says it
- * arrived. Returns the raw connection (closed in teardown) for the test's own commands.
- */
-export async function untilPurgesHeard(t: TestLike, url: string, keyPrefix: string, heard: () => boolean): Promise<Redis> {
-  const raw = new Redis(url);
-  t.teardown(() => raw.quit());
-  await waitFor(
-    async () => {
-      await raw.publish(purgeChannel(keyPrefix), JSON.stringify({ workspace: 'warmup', generation: { all: 0, list: 0 }, keys: [] }));
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      return heard();
+/** What a tier's purge log told a test: workspaces forgotten, full resets, and the last sync. */
+export interface PurgeRecord {
+  forgotten: WorkspaceId[];
+  resets: number;
+  syncedAt: number;
+}
+
+/** Records what a tier's purge log reads (a PurgeListener). */
+export function recordPurges(tier: SharedTier): PurgeRecord {
+  const record: PurgeRecord = { forgotten: [], resets: 0, syncedAt: -Infinity };
+  tier.onPurge({
+    forget: (workspace) => record.forgotten.push(workspace),
+    forgetAll: () => record.resets++,
+    synced: (at) => {
+      record.syncedAt = Math.max(record.syncedAt, at);
     },
-    5000,
-    'the purge subscriptions',
-  );
-  return raw;
+  });
+  return record;
+}
+
+/** Waits until a tier completed a purge-log read begun after `since` (performance.now()). */
+export async function untilRead(record: PurgeRecord, since = performance.now(), timeoutMs = 5000): Promise<void> {
+  await waitFor(() => record.syncedAt >= since, timeoutMs, 'a read of the purge log');
 }

@@ -46,14 +46,16 @@ void t.test('Sentinel mode finds the master through a real sentinel', async (t) 
   t.teardown(() => stopProcess(sentinel));
   await waitFor(async () => (await redisCommand(port, 'PING')) === '+PONG\r\n', 5000, 'the sentinel');
   const { tier } = await tierFor(t, { nodes: [{ host: '127.0.0.1', port }], keyPrefix: master.keyPrefix }, { redis: { mode: 'sentinel', sentinelName: 'gw' } });
-  await tier.set(ACME, { all: 0, list: 0 }, [[KEY, makeEntry()]]);
-  t.ok(await tier.get(ACME, { all: 0, list: 0 }, KEY), 'stored on and read from the master the sentinel named');
+  const generation = (await tier.loadGeneration(ACME))!;
+  await tier.set(ACME, generation, [[KEY, makeEntry()]]);
+  t.ok(await tier.get(ACME, generation, KEY), 'stored on and read from the master the sentinel named');
 });
 
 void t.test('Cluster mode can be seeded from the url alone', async (t) => {
   const cluster = await startRedisCluster(t);
   const seed = cluster.nodes[0]!;
   const { tier } = await tierFor(t, { url: `redis://${seed.host}:${seed.port}`, keyPrefix: 'seeded' }, { redis: { mode: 'cluster' } });
-  await tier.set(ACME, { all: 0, list: 0 }, [[KEY, makeEntry()]]);
-  t.ok(await tier.get(ACME, { all: 0, list: 0 }, KEY));
+  const generation = (await tier.loadGeneration(ACME))!;
+  await tier.set(ACME, generation, [[KEY, makeEntry()]]);
+  t.ok(await tier.get(ACME, generation, KEY));
 });

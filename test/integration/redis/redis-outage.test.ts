@@ -3,14 +3,13 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
-import { recordingKey, type Generation } from '../../../src/cache/keys.js';
-import { generationKey, l2Key } from '../../../src/cache/redis-keys.js';
-import type { PurgeEvent, SharedTier } from '../../../src/cache/shared-tier.js';
+import { recordingKey } from '../../../src/cache/keys.js';
+import { l2Key } from '../../../src/cache/redis-keys.js';
+import type { SharedTier } from '../../../src/cache/shared-tier.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
-import { makeEntry, metricValue, tierFor } from '../../helpers/redis-tier.js';
+import { makeEntry, metricValue, recordPurges, tierFor, untilRead } from '../../helpers/redis-tier.js';
 
 const ACME = 'acme' as WorkspaceId;
-const GEN: Generation = { all: 0, list: 0 };
 const KEY = recordingKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
 const HASH = 'b'.repeat(64) as KeyHash;
 /** commandTimeout is 100ms in tierFor; timers and scheduling get this much on top. */
@@ -37,6 +36,7 @@ async function breakerClosed(tier: SharedTier): Promise<void> {
 void t.test('Redis killed: calls resolve within the command timeout, state goes down; restarted: it is used again', async (t) => {
   const redis = await startPrivateRedis(t);
   const { tier, metrics } = await tierFor(t, redis);
+  const GEN = (await tier.loadGeneration(ACME))!;
   await tier.set(ACME, GEN, [[KEY, makeEntry()]]);
   t.ok(await tier.get(ACME, GEN, KEY), 'works before the outage');
 
@@ -53,7 +53,7 @@ void t.test('Redis killed: calls resolve within the command timeout, state goes 
   }
   t.equal((await tier.tryLock(ACME, GEN, KEY, 1000)).state, 'unavailable');
   t.equal(await tier.loadGeneration(ACME), undefined);
-  await t.rejects(tier.purge(ACME, []), { name: 'RedisUnavailableError' }, 'a purge tells the operator it did not happen');
+  await t.rejects(tier.purge(ACME, 'all', []), { name: 'RedisUnavailableError' }, 'a purge tells the operator it did not happen');
   await waitFor(() => !tier.up, 2000, 'up to turn false');
   t.equal(await metricValue(metrics, 'recgw_redis_up'), 0);
   t.ok((await metricValue(metrics, 'recgw_redis_errors_total', { op: 'get' })) >= 1, 'get errors counted');
@@ -61,13 +61,17 @@ void t.test('Redis killed: calls resolve within the command timeout, state goes 
   await redis.start();
   await waitFor(() => tier.up, 5000, 'up again after the restart');
   t.equal(await metricValue(metrics, 'recgw_redis_up'), 1);
-  await tier.set(ACME, GEN, [[KEY, makeEntry()]]);
-  t.ok(await tier.get(ACME, GEN, KEY), 'set/get work on the same tier object');
+  // Restarted without data: the old tokens are gone, and new ones are drawn.
+  const fresh = (await tier.loadGeneration(ACME))!;
+  t.not(fresh.all, GEN.all);
+  await tier.set(ACME, fresh, [[KEY, makeEntry()]]);
+  t.ok(await tier.get(ACME, fresh, KEY), 'set/get work on the same tier object');
 });
 
 void t.test('Redis stalled: the first calls time out, then the breaker skips Redis at no cost until it answers', async (t) => {
   const redis = await startPrivateRedis(t);
   const { tier, metrics, logs } = await tierFor(t, redis);
+  const GEN = (await tier.loadGeneration(ACME))!;
   redis.pause();
   t.teardown(() => redis.resume());
   const first = await timed(() => tier.get(ACME, GEN, KEY));
@@ -90,27 +94,27 @@ void t.test('Redis stalled: the first calls time out, then the breaker skips Red
   t.equal(await metricValue(metrics, 'recgw_redis_up'), 1);
 });
 
-void t.test('after the subscriber reconnects, loaded generations are replayed as events', async (t) => {
+void t.test('a purge made while the subscriber was away is read from the purge log', async (t) => {
   const redis = await startPrivateRedis(t);
   const { tier } = await tierFor(t, redis);
-  const events: PurgeEvent[] = [];
-  tier.onPurge((event) => events.push(event));
-  t.same(await tier.loadGeneration(ACME), { all: 0, list: 0 });
+  const other = await tierFor(t, redis);
+  const heard = recordPurges(tier);
+  await untilRead(heard);
   const raw = new Redis(redis.url);
   t.teardown(() => raw.quit());
-  await waitFor(async () => Number(await raw.pubsub('NUMSUB', `${redis.keyPrefix}:purge`).then((reply) => reply[1])) === 1, 3000, 'the subscription');
+  await waitFor(async () => Number(await raw.pubsub('NUMSUB', `${redis.keyPrefix}:purge`).then((reply) => reply[1])) === 2, 3000, 'the subscriptions');
 
-  // Drop the subscriber and move the generation while it is away: the announcement is missed.
+  // Drop the subscribers and purge while they are away: the wake-up is missed, the log entry is not.
   await raw.client('KILL', 'TYPE', 'pubsub');
-  await raw.hincrby(generationKey(redis.keyPrefix, ACME), 'all', 5);
-  await waitFor(() => events.some((e) => e.workspace === ACME && e.generation.all === 5), 5000, 'the replayed generation');
-  t.same(events.at(-1), { workspace: ACME, generation: { all: 5, list: 0 }, keys: [] });
+  await other.tier.purge(ACME, 'all', []);
+  await waitFor(() => heard.forgotten.includes(ACME), 5000, 'the purge read from the log');
   t.equal(tier.up, true, 'the command connection was not disturbed');
 });
 
 void t.test('writes skipped while Redis stalls are replayed once it answers again', async (t) => {
   const redis = await startPrivateRedis(t);
   const { tier } = await tierFor(t, redis);
+  const GEN = (await tier.loadGeneration(ACME))!;
   redis.pause();
   t.teardown(() => redis.resume());
   const keys = [recordingKey('backlog-1'), recordingKey('backlog-2'), recordingKey('backlog-3'), recordingKey('backlog-4')];
@@ -123,23 +127,24 @@ void t.test('writes skipped while Redis stalls are replayed once it answers agai
   for (const key of keys) t.ok(await tier.get(ACME, GEN, key), `${key} reached Redis after the stall`);
 });
 
-void t.test('a postponed write made under a generation Redis has since left is dropped, not replayed', async (t) => {
+void t.test('a postponed write made under a generation Redis has since left is refused on replay', async (t) => {
   const redis = await startPrivateRedis(t);
   const { tier } = await tierFor(t, redis);
+  const forgotten: WorkspaceId[] = [];
+  tier.onPurge({ forget: (ws) => forgotten.push(ws), forgetAll: () => {}, synced: () => {} });
   const raw = new Redis(redis.url);
   t.teardown(() => raw.quit());
-  // A restart without data: this instance knew generation 3, the new Redis's counters are at 0.
-  const before = { all: 3, list: 0 };
+  const before = (await tier.loadGeneration(ACME))!;
+  // A restart without data: the tokens this instance holds are gone from Redis.
   await redis.stop();
   await waitFor(() => !tier.up, 3000, 'the tier to notice');
-  const current = recordingKey('current-generation');
   const old = recordingKey('old-generation');
   await tier.set(ACME, before, [[old, makeEntry()]]);
-  await tier.set(ACME, GEN, [[current, makeEntry()]]);
   await redis.start();
-  await waitFor(async () => (await tier.get(ACME, GEN, current)) !== undefined, 3000, 'the current write to land');
-  t.equal(await raw.exists(l2Key(redis.keyPrefix, ACME, before, old)), 0, 'nothing written under generation 3');
-  // Purges bring the counters back to 3: the old answer must not reappear.
-  await raw.hset(generationKey(redis.keyPrefix, ACME), 'all', 3);
-  t.equal(await tier.get(ACME, before, old), undefined, 'and nothing to find once the counters get there');
+  await waitFor(() => forgotten.includes(ACME), 5000, 'the replay to be refused and the generation forgotten');
+  t.equal(await raw.exists(l2Key(redis.keyPrefix, ACME, before, old)), 0, 'nothing written under the lost tokens');
+  // Whatever tokens are drawn next, they are fresh ones: the old answer cannot reappear.
+  const fresh = (await tier.loadGeneration(ACME))!;
+  t.not(fresh.all, before.all);
+  t.equal(await tier.get(ACME, fresh, old), undefined);
 });

@@ -11,7 +11,6 @@ import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
 
 const ACME = 'acme' as WorkspaceId;
 const OTHER = 'other' as WorkspaceId;
-const GEN: Generation = { all: 0, list: 0 };
 const REC = recordingKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
 const HASH = 'a'.repeat(64) as KeyHash;
 
@@ -19,6 +18,7 @@ const redis = await getRedis(t);
 const raw = new Redis(redis.url, { lazyConnect: false });
 t.teardown(() => raw.quit());
 const { tier, metrics } = await tierFor(t, redis);
+const GEN: Generation = (await tier.loadGeneration(ACME))!;
 
 void t.test('a stored entry is read back byte for byte under its workspace key only', async (t) => {
   const entry = makeEntry();
@@ -96,10 +96,24 @@ void t.test('the fetch lock: acquired, held, released, and expired', async (t) =
   t.equal((await tier.tryLock(ACME, GEN, key, 5_000)).state, 'held');
 });
 
-void t.test('generations: missing is 0.0; stored fields are read', async (t) => {
-  t.same(await tier.loadGeneration(ACME), { all: 0, list: 0 });
+void t.test('generations: a missing hash gets fresh random tokens; stored tokens are read back', async (t) => {
+  t.same(await tier.loadGeneration(ACME), GEN, 'the tokens drawn on first load stay');
+  t.ok(GEN.all > 0 && GEN.list > 0 && GEN.all !== GEN.list);
   await raw.hset(generationKey(redis.keyPrefix, OTHER), 'all', '4', 'list', '7');
   t.same(await tier.loadGeneration(OTHER), { all: 4, list: 7 });
+  // Evicted (or lost): never read back as a default, always fresh tokens that orphan older values.
+  await raw.del(generationKey(redis.keyPrefix, OTHER));
+  const fresh = await tier.loadGeneration(OTHER);
+  t.ok(fresh !== undefined && fresh.all !== 4 && fresh.list !== 7);
+});
+
+void t.test('a write under a generation Redis no longer holds is refused, in the same script', async (t) => {
+  const key = recordingKey('checked-write');
+  const stale = { all: GEN.all + 1, list: GEN.list };
+  await tier.set(ACME, stale, [[key, makeEntry()]]);
+  t.equal(await raw.exists(l2Key(redis.keyPrefix, ACME, stale, key)), 0, 'nothing written under tokens Redis does not hold');
+  await tier.set(ACME, GEN, [[key, makeEntry()]]);
+  t.equal(await raw.exists(l2Key(redis.keyPrefix, ACME, GEN, key)), 1, 'written under the current ones');
 });
 
 void t.test('healthy traffic counts no errors and reports up', async (t) => {

@@ -17,11 +17,21 @@ void t.test('a recording lives under its lower-case UUID, reachable by its link 
   t.end();
 });
 
-void t.test('asked by another spelling: valuesAskedBy also points that key at the entry; valuesFor does not', (t) => {
-  const upper = recordingKey(UUID);
-  t.same(valuesAskedBy(recording, upper), [[OWN, recording], [LINK, alias], [upper, alias]]);
+void t.test('asked by a link code the upstream answered with this recording: valuesAskedBy points that code at it; valuesFor does not', (t) => {
+  const other = recordingKey('other-code');
+  t.same(valuesAskedBy(recording, other), [[OWN, recording], [LINK, alias], [other, alias]]);
   t.same(valuesAskedBy(recording, LINK), [[OWN, recording], [LINK, alias]], 'no second alias for the link code');
-  t.same(valuesFor(recording, upper), [[OWN, recording], [LINK, alias]]);
+  t.same(valuesFor(recording, other), [[OWN, recording], [LINK, alias]]);
+  t.end();
+});
+
+void t.test('UUIDs and link codes are separate key spaces: no link code can answer for a UUID', (t) => {
+  t.equal(recordingKey(UUID), OWN, 'a UUID in any case is one key');
+  const shadow = makeEntry({ recordingId: '11111111-2222-4333-8444-555555555555', linkId: UUID.toLowerCase() });
+  const shadowOwn = recordingKey('11111111-2222-4333-8444-555555555555');
+  const stored = valuesFor(shadow, shadowOwn).map(([key]) => key);
+  t.notOk(stored.includes(OWN), "a link code spelling another recording's UUID is not stored under that UUID");
+  t.same(valuesAskedBy(shadow, OWN).map(([key]) => key), stored, 'nor when the upstream answered that UUID with it');
   t.end();
 });
 
