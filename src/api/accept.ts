@@ -12,16 +12,25 @@ const SEMICOLON = 0x3b;
 const SLASH = 0x2f;
 const EQUALS = 0x3d;
 
-// Clients repeat the same Accept value on every request; only short ones are remembered.
-const memo = new BoundedMemo(negotiate, 256, 512);
-
 /**
  * Whether an `Accept` header (RFC 9110 §12.5.1) admits application/json: absent or empty admits
  * everything; otherwise the most specific range that matches decides, and it must have q > 0.
  */
 export function acceptsJson(header: string | undefined): boolean {
   if (header === undefined || header.length === 0) return true;
-  return memo.get(header);
+  return negotiate(header);
+}
+
+/** acceptsJson with answers remembered per header value; one per app, so apps share no state. */
+export class AcceptMemo {
+  // Clients repeat the same Accept value on every request; only short ones are remembered.
+  readonly #memo = new BoundedMemo(negotiate, 256, 512);
+
+  /** As {@link acceptsJson}. */
+  acceptsJson(header: string | undefined): boolean {
+    if (header === undefined || header.length === 0) return true;
+    return this.#memo.get(header);
+  }
 }
 
 /** Scans the header once; every member that can apply to application/json competes on specificity. */

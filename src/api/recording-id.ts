@@ -10,7 +10,7 @@ const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export function parseRecordingId(segment: string): string | undefined {
   // UUIDs are case-insensitive (RFC 9562 §4), so one spelling keeps one cache entry. A UUID also
-  // fits the link-code pattern; UUID-shaped input is always taken as a UUID.
+  // fits the link-code pattern; UUID-shaped input is always taken as a UUID (recordingKey says why).
   if (segment.length === UUID_LENGTH && UUID.test(segment)) return segment.toLowerCase();
   // Link codes are matched raw: percent-encoded text is never a valid code, so it is not decoded.
   return LINK_CODE.test(segment) ? segment : undefined;

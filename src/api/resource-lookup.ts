@@ -1,19 +1,22 @@
 /**
  * A Lookup bound to one request: what was parsed from it (which resource, whose key, from which
- * address), whether its key is verified, and how long the upstream took.
+ * address), and its cache status.
  */
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { ResourceKey } from '../cache/keys.js';
 import type { Lookup } from '../cache/lookup.js';
+import { CacheStatus } from '../cache/status.js';
 import type { ListPage, Recording } from '../recording.js';
-import type { PageRequest, Resource, Upstream, UpstreamAnswer } from '../upstream/types.js';
+import { SpanKind, endSpan, type RequestTrace } from '../tracing/request-trace.js';
+import type { PageRequest, Resource, Upstream, UpstreamAnswer, UpstreamTrace } from '../upstream/types.js';
 
-/** The lookup of one list page or one recording. A class, so no closure is made per request. */
-export class ResourceLookup implements Lookup {
-  /** Milliseconds this request's own upstream fetches took (for the request log line). */
-  upstreamMs = 0;
-  /** Set once the key's verdict is known, before the lookup reaches the read-through flow. */
-  verified = false;
+/**
+ * The lookup of one list page or one recording. A class, so no closure is made per request; it is
+ * its own CacheStatus (one object per request already), so a hit allocates nothing more for it.
+ */
+export class ResourceLookup extends CacheStatus implements Lookup {
+  /** The request's trace; null (no object made) when tracing is off and the client sent none. */
+  trace: RequestTrace | null = null;
 
   constructor(
     private readonly upstream: Upstream,
@@ -26,17 +29,41 @@ export class ResourceLookup implements Lookup {
     private readonly id: string | null,
     /** The client address the failed-key limiter counts against. */
     readonly address: string,
-  ) {}
+  ) {
+    super();
+  }
 
-  /** Fetches the resource from the upstream with the given key. */
+  /** This request's cache status: the lookup itself. */
+  get status(): CacheStatus {
+    return this;
+  }
+
+  /** Fetches the resource from the upstream with the given key, as a span of the request's trace. */
   async fetch(apiKey: string): Promise<UpstreamAnswer<ListPage | Recording>> {
     const started = performance.now();
+    const span = this.trace?.child('upstream fetch', SpanKind.CLIENT, { 'recgw.resource': this.resource });
+    let failure: unknown;
     try {
-      return this.page !== null
-        ? await this.upstream.fetchList(this.workspace, this.page, apiKey)
-        : await this.upstream.fetchRecording(this.workspace, this.id ?? '', apiKey);
+      let upstreamTrace: UpstreamTrace | undefined;
+      if (span !== undefined && this.trace !== null) {
+        upstreamTrace = {
+          headers: this.trace.headers(span),
+          // Retries are events of the fetch's span: every attempt carries that span's id upstream.
+          retrying: (attempt, reason, waitMs) => span.addEvent('retry', { 'recgw.attempt': attempt, 'recgw.reason': reason, 'recgw.wait_ms': waitMs }),
+        };
+      }
+      const answer =
+        this.page !== null
+          ? await this.upstream.fetchList(this.workspace, this.page, apiKey, upstreamTrace)
+          : await this.upstream.fetchRecording(this.workspace, this.id ?? '', apiKey, upstreamTrace);
+      span?.setAttribute('http.response.status_code', answer.status);
+      return answer;
+    } catch (error) {
+      failure = error;
+      throw error;
     } finally {
       this.upstreamMs += performance.now() - started;
+      if (span !== undefined) endSpan(span, failure);
     }
   }
 }

@@ -3,12 +3,12 @@
  * the L1 verdict, the shared verdict, and the failed-key limiter. A refused key throws the
  * answer (401, or 429 once the address has used up its attempts).
  */
-import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { FailedKeyLimiter } from './failed-key-limiter.js';
 import type { StaticKeys } from './static-keys.js';
+import { vouchFor, type Caller, type VerifiedCaller } from './verified-caller.js';
 import type { Verdicts } from './verdicts.js';
 
 /** Collaborators of the key check. */
@@ -17,13 +17,6 @@ export interface KeyCheckDeps {
   readonly limiter: FailedKeyLimiter;
   readonly staticKeys: () => StaticKeys | null;
   readonly metrics: GatewayMetrics;
-}
-
-/** Who is asking: the workspace, the key's hash and the client address. */
-export interface Caller {
-  readonly workspace: WorkspaceId;
-  readonly keyHash: KeyHash;
-  readonly address: string;
 }
 
 /** Key verdicts for the public handler. */
@@ -46,17 +39,17 @@ export class KeyCheck {
   }
 
   /**
-   * The verdict known without waiting: true (verified), undefined (unknown), or a thrown
+   * The verdict known without waiting: the caller vouched for, undefined (unknown), or a thrown
    * refusal. auth.mode static/both: the key file decides first, on every request (a set lookup;
    * the file is re-checked at most once a second), and its verdicts are never cached: a cached
    * one would keep a key removed from the file working for auth.validTtl. In `both` a key the
    * file does not list is not refused by it, only passed on, so it counts as no file verdict.
    */
-  known(caller: Caller, mode: Config['auth']['mode'], now: number): true | undefined {
+  known<C extends Caller>(caller: C, mode: Config['auth']['mode'], now: number): (C & VerifiedCaller) | undefined {
     if (mode !== 'upstream') {
       if (this.deps.staticKeys()?.has(caller.workspace, caller.keyHash) === true) {
         this.staticValid.inc();
-        return true;
+        return vouchFor(caller);
       }
       if (mode === 'static') {
         this.staticInvalid.inc();
@@ -64,29 +57,32 @@ export class KeyCheck {
       }
     }
     const verdict = this.deps.verdicts.peek(caller.workspace, caller.keyHash, now);
-    if (verdict === true) this.l1Valid.inc();
+    if (verdict === true) {
+      this.l1Valid.inc();
+      return vouchFor(caller);
+    }
     if (verdict === false) {
       this.l1Invalid.inc();
       this.reject(caller.address, now);
     }
-    return verdict;
+    return undefined;
   }
 
   /**
-   * The verdict when neither the file nor L1 has one: the shared tier. False means unknown:
+   * The verdict when neither the file nor L1 has one: the shared tier. Undefined means unknown:
    * the key must prove itself upstream, and no cached answer may reach it.
    */
-  async resolve(caller: Caller, now: number): Promise<boolean> {
+  async resolve<C extends Caller>(caller: C, now: number): Promise<(C & VerifiedCaller) | undefined> {
     const shared = await this.deps.verdicts.lookupShared(caller.workspace, caller.keyHash, now);
     if (shared === false) this.reject(caller.address, now);
-    if (shared === true) return true;
+    if (shared === true) return vouchFor(caller);
     // Unknown keys are what a brute-force client sends: they are the ones rate limited.
     const retryAfter = this.deps.limiter.retryAfter(caller.address, now);
     if (retryAfter > 0) {
       this.rateLimited.inc();
       throw new GatewayError('TOO_MANY_FAILED_KEYS', undefined, { retryAfter });
     }
-    return false;
+    return undefined;
   }
 
   /** Counts a failure the upstream reported (its 401 for an unverified key). */

@@ -1,7 +1,8 @@
 /**
  * auth.mode static/both: a key file of SHA-256 hashes per workspace, `{"acme": ["<hex>", …]}`.
  * The file holds no raw keys. It is re-read when its modification time changes (checked at most
- * once a second, on the verification path only); a bad file is logged and the old keys stay.
+ * once a second, on the verification path only); a bad file is logged and counted once per
+ * version (recgw_key_file_reloads_total{result="error"}, alerted on) and the old keys stay.
  */
 import { readFileSync, statSync } from 'node:fs';
 import type { Logger } from 'pino';
@@ -9,6 +10,11 @@ import { asWorkspaceId, type KeyHash, type WorkspaceId } from '../brands.js';
 
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 const CHECK_EVERY_MS = 1000;
+/** The "version" of a file that is not there: a missing file fails once, not once a second. */
+const MISSING = -1;
+
+/** A re-read's outcome, for the reload counter. */
+export type KeyFileReload = 'ok' | 'error';
 
 /** Parses the key file's text; throws with a message naming the bad entry. */
 export function parseKeyFile(text: string): Map<string, Set<string>> {
@@ -33,6 +39,8 @@ export function parseKeyFile(text: string): Map<string, Set<string>> {
 export class StaticKeys {
   private table = new Map<string, Set<string>>();
   private mtimeMs = -1;
+  /** The file version whose re-read last failed: it is not tried (or reported) again. */
+  private failedMtimeMs: number | undefined;
   private checkedAt = -Infinity;
 
   /** Loads the file now; throws when it cannot be read or parsed (start-up must fail loudly). */
@@ -40,6 +48,7 @@ export class StaticKeys {
     private readonly path: string,
     private readonly logger: Logger,
     private readonly now: () => number,
+    private readonly onReload: (result: KeyFileReload) => void = () => {},
   ) {
     this.load();
   }
@@ -57,12 +66,26 @@ export class StaticKeys {
     const now = this.now();
     if (now - this.checkedAt < CHECK_EVERY_MS) return;
     this.checkedAt = now;
+    const version = this.version();
+    if (version === this.mtimeMs || version === this.failedMtimeMs) return;
     try {
-      if (statSync(this.path).mtimeMs === this.mtimeMs) return;
       this.load();
+      this.failedMtimeMs = undefined;
       this.logger.info({ file: this.path }, 'key file reloaded');
+      this.onReload('ok');
     } catch (error) {
+      this.failedMtimeMs = version;
       this.logger.error({ file: this.path, err: error }, 'key file reload failed; keeping the previous keys');
+      this.onReload('error');
+    }
+  }
+
+  /** The file's modification time, or MISSING when it cannot be stat'ed. */
+  private version(): number {
+    try {
+      return statSync(this.path).mtimeMs;
+    } catch {
+      return MISSING;
     }
   }
 

@@ -1,13 +1,13 @@
 /**
  * The read-through flow, one step per comment: L1 → coalesce → L1 again → L2 → (distributed
- * lock) → upstream → write L2 then L1. Stale entries are served while one background fetch
- * refreshes them, and when the upstream fails. A key not yet verified never gets a cached
- * answer nor another key's fetch: its flight is its own, and the upstream's answer is its proof.
+ * lock) → upstream → write L2 then L1. What an entry allows is entryState's to say; what the flow
+ * did for a request goes in its CacheStatus. Only a VerifiedCaller is answered from the cache or
+ * a shared fetch; a key not yet verified proves itself with its own fetch (prove).
  */
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
-import { GatewayError, UpstreamError } from '../errors.js';
+import { GatewayError, KeyRefused, UpstreamError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Verdicts } from '../auth/verdicts.js';
 import type { ListPage, Recording } from '../recording.js';
@@ -16,7 +16,8 @@ import type { EntryFactory } from './entry-factory.js';
 import type { Generations } from './generations.js';
 import { l1Key, type Generation, type ResourceKey } from './keys.js';
 import type { L1Cache } from './l1.js';
-import type { Lookup, Served } from './lookup.js';
+import { entryState, isHit, type EntryState } from './entry-state.js';
+import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
 import type { SharedTier } from './shared-tier.js';
 import { ownKey, recordingValues, valuesAskedBy } from './recording-values.js';
@@ -58,108 +59,133 @@ export class ReadThrough {
    * The synchronous fast path: a fresh L1 entry for a verified key, or undefined. No promise,
    * no allocation beyond the key string: most requests end here.
    */
-  hit(lookup: Lookup, generation: Generation, now: number): CacheEntry | undefined {
+  hit(lookup: VerifiedLookup, generation: Generation, now: number): CacheEntry | undefined {
     const entry = this.readL1(lookup.workspace, generation, lookup.key);
-    if (entry === undefined || now >= entry.freshUntil || now >= entry.urlDeadline) return undefined;
+    if (entry === undefined) return undefined;
+    const state = entryState(entry, now, this.deps.settings(), lookup.workspace);
+    if (!isHit(state)) return undefined;
+    lookup.status.l1 = 'hit';
     this.tiers.onL1Hit(lookup, generation, entry);
-    // Re-signing is due soon: do it once in the background; this entry is still good to serve.
-    // Strictly after resignAt: at that instant applyUrlPolicy still leaves the URL alone, so a
-    // re-sign then would rebuild and store the entry unchanged and the window would stay open.
-    if (now > entry.resignAt) this.urls.resignLater(lookup, generation, entry);
+    if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
     return entry;
   }
 
   /** The full flow for anything the fast path did not answer. */
-  async serve(lookup: Lookup, generation: Generation): Promise<Served> {
-    const now = this.deps.clock.now();
-    let fallback: CacheEntry | undefined;
-    if (lookup.verified) {
-      // L1: fresh → hit; stale within stale-while-revalidate → serve it, refresh once behind it.
-      fallback = this.readL1(lookup.workspace, generation, lookup.key);
-      // Nothing stored is a miss too (judge counts found entries), or hit ratios would read ~100%.
-      if (fallback === undefined) this.deps.metrics.cacheLookups.inc({ resource: lookup.resource, tier: 'l1', result: 'miss' });
-      const served = fallback && this.judge(lookup, generation, fallback, now, 'l1');
-      if (served) return served;
-    }
-    // Coalesce: one fetch per key at a time. A verified request shares any verified flight; an
-    // unverified one shares only a flight made with its own key.
-    const flightKey = this.flightKey(lookup, generation);
+  async serve(lookup: VerifiedLookup, generation: Generation): Promise<Served> {
+    // L1: fresh → hit; stale within stale-while-revalidate → serve it, refresh once behind it.
+    const span = lookup.trace?.child('cache.l1 lookup');
+    const fallback = this.readL1(lookup.workspace, generation, lookup.key);
+    const served = this.answer(lookup, generation, fallback, 'l1');
+    span?.setAttribute('recgw.cache.result', served ? served.outcome : 'miss');
+    span?.end();
+    if (served) return served;
+    // Coalesce: one fetch per key at a time, shared by every verified request for it.
+    const flightKey = l1Key(lookup.workspace, generation, lookup.key);
     const existing = this.flights.get(flightKey);
-    if (existing !== undefined) {
-      this.deps.metrics.coalesced.inc({ resource: lookup.resource });
+    if (existing === undefined) return this.fly(flightKey, () => this.fetchOnce(lookup, generation, fallback));
+    lookup.status.coalesced = true;
+    try {
       const result = await existing;
       return result.outcome === 'miss' ? { ...result, outcome: 'collapsed' } : result;
+    } catch (error) {
+      // The upstream refused the key that fetched, not this one: that answer is its key's alone.
+      // This request fetches with its own key (shared with its key's other waiters).
+      if (!(error instanceof KeyRefused) || error.keyHash === lookup.keyHash) throw error;
+      lookup.status.coalesced = false;
+      return this.ownFetch(lookup, generation, fallback);
     }
-    const flight = this.fetchOnce(lookup, generation, fallback).finally(() => this.flights.delete(flightKey));
+  }
+
+  /**
+   * A key with no verdict yet proves itself with its own upstream request: never an answer from
+   * the cache, nor from a fetch made with another key. A 200 or a 404 proves the key: the
+   * upstream checks the key before it looks anything up.
+   */
+  prove(lookup: Lookup, generation: Generation): Promise<Served> {
+    return this.ownFetch(lookup, generation, undefined, () => {
+      this.deps.verdicts.record(lookup.workspace, lookup.keyHash, true, this.deps.clock.now());
+      this.deps.metrics.authResults.inc({ source: 'upstream', result: 'valid' });
+    });
+  }
+
+  /** An upstream fetch with the lookup's own key, shared only with requests carrying the same key; `proved` runs once per fetch. */
+  private ownFetch(lookup: Lookup, generation: Generation, fallback: CacheEntry | undefined, proved?: () => void): Promise<Served> {
+    const flightKey = `${l1Key(lookup.workspace, generation, lookup.key)}\n${lookup.keyHash}`;
+    const fetch = async (): Promise<Served> => {
+      const served = await this.fromUpstream(lookup, generation, fallback);
+      proved?.();
+      return served;
+    };
+    return this.flights.get(flightKey) ?? this.fly(flightKey, fetch);
+  }
+
+  /** Runs a fetch as the flight of `flightKey` until it settles. */
+  private fly(flightKey: string, fetch: () => Promise<Served>): Promise<Served> {
+    const flight = fetch().finally(() => this.flights.delete(flightKey));
     this.flights.set(flightKey, flight);
     return flight;
   }
 
-  /** Decides what a found entry allows: a hit, a stale serve with background refresh, or nothing. */
-  private judge(lookup: Lookup, generation: Generation, entry: CacheEntry, now: number, tier: 'l1' | 'l2'): Served | undefined {
-    const { metrics } = this.deps;
-    if (now < entry.urlDeadline) {
-      if (now < entry.freshUntil) {
-        metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'hit' });
-        if (tier === 'l1') this.tiers.onL1Hit(lookup, generation, entry);
-        if (now > entry.resignAt) this.urls.resignLater(lookup, generation, entry);
-        return { entry, outcome: 'hit' };
-      }
-      const swr = this.deps.settings().timings.for(lookup.workspace).staleWhileRevalidate;
-      if (now < entry.freshUntil + swr) {
-        metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'stale' });
-        this.refreshLater(lookup, generation, entry);
-        return { entry, outcome: 'stale' };
-      }
+  /**
+   * What a tier's lookup allows, noted in the request's status: a hit, a stale serve with one
+   * background refresh, or nothing (absent, or only good as a fallback or for a re-sign first).
+   */
+  private answer(lookup: Lookup, generation: Generation, entry: CacheEntry | undefined, tier: 'l1' | 'l2'): Served | undefined {
+    const state = entry === undefined ? 'unusable' : this.stateOf(lookup, entry);
+    const result = isHit(state) ? 'hit' : state === 'stale-while-revalidate' ? 'stale' : 'miss';
+    lookup.status[tier] = result;
+    if (entry === undefined || result === 'miss') return undefined;
+    if (result === 'stale') {
+      this.refreshLater(lookup, generation, entry);
+      return { entry, outcome: 'stale' };
     }
-    // Past its URL deadline, a re-signable entry is also a miss of the as-is entry: the caller
-    // re-signs it before serving (the background re-sign did not run in time, for want of traffic).
-    metrics.cacheLookups.inc({ resource: lookup.resource, tier, result: 'miss' });
-    return undefined;
-  }
-
-  private flightKey(lookup: Lookup, generation: Generation): string {
-    const key = l1Key(lookup.workspace, generation, lookup.key);
-    return lookup.verified ? key : `${key}\n${lookup.keyHash}`;
+    if (tier === 'l1') this.tiers.onL1Hit(lookup, generation, entry);
+    if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
+    return { entry, outcome: 'hit' };
   }
 
   /** One fetch on behalf of every request coalesced on it. */
-  private async fetchOnce(lookup: Lookup, generation: Generation, l1Fallback: CacheEntry | undefined): Promise<Served> {
-    const { l2, clock } = this.deps;
+  private async fetchOnce(lookup: VerifiedLookup, generation: Generation, l1Fallback: CacheEntry | undefined): Promise<Served> {
+    const { l2 } = this.deps;
     let fallback = l1Fallback;
-    if (lookup.verified) {
-      // L1 again: an entry may have landed while this request awaited its generation.
-      const again = this.readL1(lookup.workspace, generation, lookup.key);
-      if (again !== undefined && again !== fallback) {
-        const served = this.judge(lookup, generation, again, clock.now(), 'l1');
-        if (served) return served;
-        fallback = again;
-      }
-      // A re-signable entry past its URL deadline: re-sign now rather than go upstream.
-      if (fallback !== undefined && clock.now() < fallback.freshUntil && this.urls.canResign(fallback)) {
-        const resigned = await this.urls.resignNow(lookup, generation, fallback);
-        if (resigned !== undefined) return { entry: resigned, outcome: 'hit' };
-      }
-      // L2: shared by every instance; a hit there fills L1.
-      if (l2 !== null) {
-        const shared = await this.readL2(lookup.workspace, generation, lookup.key);
-        if (shared === undefined) this.deps.metrics.cacheLookups.inc({ resource: lookup.resource, tier: 'l2', result: 'miss' });
-        if (shared !== undefined) {
-          this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
-          const served = this.judge(lookup, generation, shared, clock.now(), 'l2');
-          if (served) return served;
-          if (fallback === undefined || shared.storedAt > fallback.storedAt) fallback = shared;
-        }
-        const locked = await this.waitForLock(lookup, generation);
-        if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
-        try {
-          return await this.fromUpstream(lookup, generation, fallback);
-        } finally {
-          if (locked.release !== undefined) void locked.release();
-        }
+    // L1 again: an entry may have landed while this request awaited its generation.
+    const again = this.readL1(lookup.workspace, generation, lookup.key);
+    if (again !== undefined && again !== fallback) {
+      const served = this.answer(lookup, generation, again, 'l1');
+      if (served) return served;
+      fallback = again;
+    }
+    // A fresh entry whose URLs ran short: re-sign it now rather than go upstream.
+    if (fallback !== undefined && this.stateOf(lookup, fallback) === 'resign-first') {
+      const resigned = await this.urls.resignNow(lookup, generation, fallback);
+      if (resigned !== undefined) {
+        lookup.status.resign = 'now';
+        return { entry: resigned, outcome: 'hit' };
       }
     }
-    return this.fromUpstream(lookup, generation, fallback);
+    if (l2 === null) return this.fromUpstream(lookup, generation, fallback);
+    // L2: shared by every instance; a hit there fills L1.
+    const span = lookup.trace?.child('cache.l2 lookup');
+    const shared = await this.readL2(lookup.workspace, generation, lookup.key);
+    const served = this.answer(lookup, generation, shared, 'l2');
+    span?.setAttribute('recgw.cache.result', served ? served.outcome : shared === undefined ? 'miss' : 'unusable');
+    span?.end();
+    if (shared !== undefined && this.stateOf(lookup, shared) !== 'unusable') {
+      this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
+      if (served) return served;
+      if (fallback === undefined || shared.storedAt > fallback.storedAt) fallback = shared;
+    }
+    const locked = await this.waitForLock(lookup, generation);
+    if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
+    try {
+      return await this.fromUpstream(lookup, generation, fallback);
+    } finally {
+      if (locked.release !== undefined) void locked.release();
+    }
+  }
+
+  private stateOf(lookup: Lookup, entry: CacheEntry): EntryState {
+    return entryState(entry, this.deps.clock.now(), this.deps.settings(), lookup.workspace);
   }
 
   /**
@@ -167,7 +193,7 @@ export class ReadThrough {
    * it to store its result. A crashed holder's lock expires; a waiter past `wait` fetches itself.
    */
   private async waitForLock(lookup: Lookup, generation: Generation): Promise<{ entry?: CacheEntry; release?: () => Promise<void> }> {
-    const { l2, settings, clock } = this.deps;
+    const { l2, settings } = this.deps;
     const lock = settings().config.cache.distributedLock;
     if (l2 === null || !lock.enabled) return {};
     const outcome = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
@@ -179,8 +205,8 @@ export class ReadThrough {
     for (let poll = 0; poll < polls; poll++) {
       await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
       const shared = await this.readL2(lookup.workspace, generation, lookup.key);
-      if (shared !== undefined && clock.now() < shared.freshUntil && clock.now() < shared.urlDeadline) {
-        this.deps.metrics.coalesced.inc({ resource: lookup.resource });
+      if (shared !== undefined && isHit(this.stateOf(lookup, shared))) {
+        lookup.status.coalesced = true;
         this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
         return { entry: shared };
       }
@@ -201,12 +227,7 @@ export class ReadThrough {
     if (answer.status === 401) {
       verdicts.record(lookup.workspace, lookup.keyHash, false, now);
       metrics.authResults.inc({ source: 'upstream', result: 'invalid' });
-      throw new GatewayError('INVALID_KEY');
-    }
-    // The upstream checks the key before it looks anything up, so a 200 or a 404 proves the key.
-    if (!lookup.verified) {
-      verdicts.record(lookup.workspace, lookup.keyHash, true, now);
-      metrics.authResults.inc({ source: 'upstream', result: 'valid' });
+      throw new KeyRefused(lookup.keyHash);
     }
     if (answer.status === 404) {
       const entry = factory.notFound(lookup.workspace, now);
@@ -233,17 +254,15 @@ export class ReadThrough {
   }
 
   /**
-   * stale-if-error: the last good copy for a verified key while the upstream fails. Not counted
-   * as a lookup again: judge counted the entry (a miss), and the request's outcome is in
-   * recgw_http_request_duration_seconds{cache="stale-error"}.
+   * stale-if-error: the last good copy for a verified key while the upstream fails. Its lookup
+   * was noted as a miss; the request's outcome says `stale-error`.
    */
   private async staleOnError(lookup: Lookup, generation: Generation, fallback: CacheEntry | undefined, error: unknown): Promise<Served> {
     if (!(error instanceof GatewayError)) throw error;
-    const now = this.deps.clock.now();
-    const sie = this.deps.settings().timings.for(lookup.workspace).staleIfError;
-    if (!lookup.verified || fallback === undefined || !(error instanceof UpstreamError) || now >= fallback.freshUntil + sie) throw error;
+    // Only a verified lookup has a fallback: prove() passes none.
+    if (fallback === undefined || !(error instanceof UpstreamError) || this.stateOf(lookup, fallback) === 'unusable') throw error;
     // Its URLs may have run short meanwhile: re-sign, or serve them as null, never expired.
-    const entry = await this.urls.servable(lookup, generation, fallback, now);
+    const entry = await this.urls.servable(lookup, generation, fallback, this.deps.clock.now());
     return { entry, outcome: 'stale-error' };
   }
 
@@ -252,9 +271,7 @@ export class ReadThrough {
     // Keyed by the stale entry: a recording read by UUID and by link code is one entry, refreshed once.
     const flightKey = l1Key(lookup.workspace, generation, ownKey(stale, lookup.key));
     if (this.flights.has(flightKey)) return;
-    const flight = this.fromUpstream(lookup, generation, undefined).finally(() => this.flights.delete(flightKey));
-    this.flights.set(flightKey, flight);
-    flight.catch((error: unknown) => {
+    this.fly(flightKey, () => this.fromUpstream(lookup, generation, undefined)).catch((error: unknown) => {
       this.deps.logger.warn({ workspace: lookup.workspace, resource: lookup.resource, err: error }, 'background refresh failed');
     });
   }

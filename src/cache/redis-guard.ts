@@ -1,15 +1,21 @@
 /**
- * The one door every Redis command goes through: it bounds the command by a timeout, counts and
- * (rarely) logs failures, and after a few failures in a row stops sending commands for a short
- * cooldown, so a slow or dead Redis adds no latency to requests (compare bentocache's
- * remote_cache.ts). After the cooldown a single probe decides whether to close again.
+ * The one door every Redis command to one node goes through (redis-guards.ts keeps one per
+ * node): it bounds the command by a timeout, counts and (rarely) logs failures, and after a few
+ * failures in a row stops sending commands for a short cooldown, so a slow or dead Redis adds no
+ * latency to requests (compare bentocache's remote_cache.ts). After the cooldown a single probe
+ * decides whether to close again.
+ *
+ * A full Redis is not a down one: under `maxmemory` with `noeviction` it refuses writes with an
+ * OOM error while reads still answer. Such a refusal is counted (also in
+ * `recgw_redis_full_total{op}`) and marks the node full for FULL_HOLD_MS, but never counts toward
+ * the breaker, which would also stop the reads that still work.
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** The `op` label values of recgw_redis_errors_total. */
-export type RedisOp = 'get' | 'set' | 'verdict' | 'lock' | 'generation' | 'purge' | 'subscribe';
+export type RedisOp = 'get' | 'set' | 'verdict' | 'lock' | 'generation' | 'purge' | 'subscribe' | 'quota';
 
 /** Redis could not run a command that must not be skipped silently (a purge). */
 export class RedisUnavailableError extends Error {
@@ -32,9 +38,19 @@ export interface RedisGuardOptions {
   readonly now?: () => number;
   /** Told when the breaker opens (true) or closes (false). */
   readonly onBreakerChange?: (open: boolean) => void;
+  /** Which node the guard covers, for its log lines (default `redis`). */
+  readonly scope?: string;
 }
 
 const TIMED_OUT = Symbol('timed out');
+
+/** How long a node counts as full after its last refused write. */
+export const FULL_HOLD_MS = 10_000;
+
+/** Redis's answer to a write it has no memory for (maxmemory reached, noeviction). */
+function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('OOM command not allowed');
+}
 
 /** Bounds, counts and short-circuits Redis commands; one per tier. */
 export class RedisGuard {
@@ -46,7 +62,9 @@ export class RedisGuard {
   readonly #logIntervalMs: number;
   readonly #now: () => number;
   readonly #onBreakerChange: (open: boolean) => void;
+  readonly #scope: string;
   #failures = 0;
+  #fullUntil = -Infinity;
   #openUntil = 0;
   #probing = false;
   #lastLogAt = -Infinity;
@@ -61,6 +79,12 @@ export class RedisGuard {
     this.#logIntervalMs = options.logIntervalMs ?? 10_000;
     this.#now = options.now ?? (() => performance.now());
     this.#onBreakerChange = options.onBreakerChange ?? (() => {});
+    this.#scope = options.scope ?? 'redis';
+  }
+
+  /** True for FULL_HOLD_MS after the node refused a write for want of memory. */
+  get full(): boolean {
+    return this.#now() < this.#fullUntil;
   }
 
   /** True while commands are being skipped. */
@@ -94,7 +118,8 @@ export class RedisGuard {
       this.#succeeded();
       return outcome;
     } catch (error) {
-      this.#failed(op, error);
+      if (isOutOfMemory(error)) this.#refused(op, error);
+      else this.#failed(op, error);
       throw new RedisUnavailableError(`Redis unavailable (${op} failed)`, { cause: error });
     } finally {
       clearTimeout(timer);
@@ -129,6 +154,16 @@ export class RedisGuard {
     this.reset();
   }
 
+  /** A write refused for memory: the node answers, so the breaker's count stays as it is. */
+  #refused(op: RedisOp, error: unknown): void {
+    // A probe that met a full node proved the node answers; let the next command probe again.
+    this.#probing = false;
+    if (!this.full) this.#logger.warn({ op, node: this.#scope }, 'redis is full (maxmemory, noeviction): writes refused, reads still served');
+    this.#fullUntil = this.#now() + FULL_HOLD_MS;
+    this.#metrics.redisFull.inc({ op });
+    this.report(op, error);
+  }
+
   #failed(op: RedisOp, error: unknown): void {
     const wasOpen = this.open;
     this.#failures++;
@@ -136,7 +171,7 @@ export class RedisGuard {
     if (this.open) this.#openUntil = this.#now() + this.#cooldownMs;
     this.report(op, error);
     if (!wasOpen && this.open) {
-      this.#logger.warn({ op, cooldownMs: this.#cooldownMs }, 'redis breaker open: commands skipped, serving from L1 and upstream');
+      this.#logger.warn({ op, node: this.#scope, cooldownMs: this.#cooldownMs }, 'redis breaker open: commands skipped, serving from L1 and upstream');
       this.#onBreakerChange(true);
     }
   }
@@ -150,6 +185,6 @@ export class RedisGuard {
     this.#lastLogAt = now;
     const suppressed = this.#suppressed;
     this.#suppressed = 0;
-    this.#logger.warn({ op, err: error instanceof Error ? error.message : String(error), suppressed }, 'redis command failed');
+    this.#logger.warn({ op, node: this.#scope, err: error instanceof Error ? error.message : String(error), suppressed }, 'redis command failed');
   }
 }

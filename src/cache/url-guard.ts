@@ -6,8 +6,10 @@
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
+import { endSpan } from '../tracing/request-trace.js';
 import type { CacheEntry, StoredValue } from './entry.js';
 import type { EntryFactory } from './entry-factory.js';
+import { canResign, urlsLast } from './entry-state.js';
 import { l1Key, type Generation, type ResourceKey } from './keys.js';
 import type { Lookup } from './lookup.js';
 import { ownKey, valuesFor } from './recording-values.js';
@@ -29,11 +31,6 @@ export class UrlGuard {
 
   constructor(private readonly deps: UrlGuardDeps) {}
 
-  /** True when a signer is configured and the entry holds URLs it may sign. */
-  canResign(entry: CacheEntry): boolean {
-    return this.deps.settings().signer !== null && Number.isFinite(entry.resignAt);
-  }
-
   /** Starts a background re-sign of the entry unless one is already running. */
   resignLater(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
     void this.resignNow(lookup, generation, entry);
@@ -52,25 +49,33 @@ export class UrlGuard {
     return running;
   }
 
-  /** The entry as it may be served now: as is, re-signed, or with short URLs nulled. */
+  /** The entry as it may be served now: as is, re-signed, or with short URLs nulled (noted in the lookup's status). */
   async servable(lookup: Lookup, generation: Generation, entry: CacheEntry, now: number): Promise<CacheEntry> {
-    if (now < entry.urlDeadline) return entry;
-    if (this.canResign(entry)) {
+    if (urlsLast(entry, now)) return entry;
+    if (canResign(entry, this.deps.settings())) {
       const resigned = await this.resignNow(lookup, generation, entry);
-      if (resigned !== undefined && now < resigned.urlDeadline) return resigned;
+      if (resigned !== undefined && urlsLast(resigned, now)) {
+        lookup.status.resign = 'now';
+        return resigned;
+      }
     }
+    lookup.status.resign = 'nulled';
     return this.deps.factory.withUrlsNulled(lookup.workspace, lookup.resource, entry, now);
   }
 
   private async resign(lookup: Lookup, generation: Generation, entry: CacheEntry): Promise<CacheEntry | undefined> {
+    // A span of the request that found the entry due, even when it runs after that request's answer.
+    const span = lookup.trace?.child('transcoded_url re-sign');
     try {
       // Yield first: a re-sign started by a hit runs after that hit is answered.
       await new Promise((resolve) => setImmediate(resolve));
       const resigned = this.deps.factory.resign(lookup.workspace, lookup.resource, entry, this.deps.clock.now());
       this.deps.store(lookup.workspace, generation, valuesFor(resigned, lookup.key));
+      if (span !== undefined) endSpan(span);
       return resigned;
     } catch (error) {
       this.deps.logger.warn({ workspace: lookup.workspace, resource: lookup.resource, err: error }, 're-signing failed');
+      if (span !== undefined) endSpan(span, error);
       return undefined;
     }
   }

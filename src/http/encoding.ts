@@ -7,8 +7,6 @@ import { BoundedMemo } from '../bounded-memo.js';
 /** A stored encoding of an entry. */
 export type Coding = 'br' | 'gzip' | 'identity';
 
-const memo = new BoundedMemo(parse, 256);
-
 function parse(header: string): { br: boolean; gzip: boolean } {
   let br = false;
   let gzip = false;
@@ -47,8 +45,22 @@ function parse(header: string): { br: boolean; gzip: boolean } {
 /** Picks the coding to serve for an Accept-Encoding header, given which encodings exist. */
 export function chooseCoding(header: string | undefined, hasBr: boolean, hasGzip: boolean): Coding {
   if (header === undefined || header === '' || (!hasBr && !hasGzip)) return 'identity';
-  const accepted = memo.get(header);
+  return pick(parse(header), hasBr, hasGzip);
+}
+
+function pick(accepted: { br: boolean; gzip: boolean }, hasBr: boolean, hasGzip: boolean): Coding {
   if (hasBr && accepted.br) return 'br';
   if (hasGzip && accepted.gzip) return 'gzip';
   return 'identity';
+}
+
+/** chooseCoding with parsed headers remembered per value; one per app, so apps share no state. */
+export class CodingMemo {
+  readonly #memo = new BoundedMemo(parse, 256);
+
+  /** As {@link chooseCoding}. */
+  choose(header: string | undefined, hasBr: boolean, hasGzip: boolean): Coding {
+    if (header === undefined || header === '' || (!hasBr && !hasGzip)) return 'identity';
+    return pick(this.#memo.get(header), hasBr, hasGzip);
+  }
 }

@@ -25,10 +25,25 @@ const FORWARDED_HOST_NAME = /^x-forwarded-host$/i;
 const MAX_HOST_LENGTH = 255;
 const MAX_PORT = 65535;
 
-// Clients send the same few Host values over and over; verdicts are remembered per hostSuffix
-// (a reload may change it).
 const MEMO_LIMIT = 1024;
-let memo = { suffix: '', verdicts: new BoundedMemo<HostVerdict>((value) => judgeHost(value, ''), MEMO_LIMIT) };
+
+/** Host verdicts remembered per hostSuffix (a reload may change it); one per app, so apps share no state. */
+export class HostMemo {
+  // Clients send the same few Host values over and over.
+  #suffix = '';
+  #verdicts = new BoundedMemo<HostVerdict>((value) => judgeHost(value, ''), MEMO_LIMIT);
+
+  /** As {@link workspaceFromHost}, with verdicts remembered. */
+  workspace(rawHeaders: readonly string[], options: HostOptions): WorkspaceId {
+    return resolveHost(rawHeaders, options, (value, hostSuffix) => {
+      if (this.#suffix !== hostSuffix) {
+        this.#suffix = hostSuffix;
+        this.#verdicts = new BoundedMemo((host) => judgeHost(host, hostSuffix), MEMO_LIMIT);
+      }
+      return this.#verdicts.get(value);
+    });
+  }
+}
 
 /**
  * Returns the workspace named by the request's host, from node's `req.rawHeaders`; throws
@@ -36,6 +51,11 @@ let memo = { suffix: '', verdicts: new BoundedMemo<HostVerdict>((value) => judge
  * for a well-formed host that is not `<label><hostSuffix>`.
  */
 export function workspaceFromHost(rawHeaders: readonly string[], options: HostOptions): WorkspaceId {
+  return resolveHost(rawHeaders, options, judgeHost);
+}
+
+/** workspaceFromHost with the verdict of one host value coming from `verdictFor`. */
+function resolveHost(rawHeaders: readonly string[], options: HostOptions, verdictFor: (value: string, hostSuffix: string) => HostVerdict): WorkspaceId {
   let host: string | undefined;
   let forwarded: string | undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
@@ -62,12 +82,6 @@ export function workspaceFromHost(rawHeaders: readonly string[], options: HostOp
   if (verdict === 'BAD_HOST') throw new GatewayError('BAD_HOST');
   if (verdict === 'NO_WORKSPACE') throw new GatewayError('NO_WORKSPACE');
   return verdict;
-}
-
-/** The memoised verdict for one host value under one suffix. */
-function verdictFor(value: string, hostSuffix: string): HostVerdict {
-  if (memo.suffix !== hostSuffix) memo = { suffix: hostSuffix, verdicts: new BoundedMemo((host) => judgeHost(host, hostSuffix), MEMO_LIMIT) };
-  return memo.verdicts.get(value);
 }
 
 /** Parses one host value (no memo): the workspace, or why there is none. */

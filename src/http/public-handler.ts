@@ -7,11 +7,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { acceptsJson } from '../api/accept.js';
+import { AcceptMemo } from '../api/accept.js';
 import { parseListQuery, rejectAnyQuery } from '../api/paging.js';
 import { parseRecordingId } from '../api/recording-id.js';
 import { ResourceLookup } from '../api/resource-lookup.js';
 import type { KeyCheck } from '../auth/key-check.js';
+import type { VerifiedCaller } from '../auth/verified-caller.js';
 import type { WorkspaceId } from '../brands.js';
 import { hashKey, isKeyShaped } from '../auth/key-hash.js';
 import type { CacheEntry } from '../cache/entry.js';
@@ -20,14 +21,20 @@ import { listKey, recordingKey, type Generation, type ResourceKey } from '../cac
 import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, KeyRefused } from '../errors.js';
+import type { QuotaPolicy } from '../limits/gcra.js';
+import type { Quotas } from '../limits/quotas.js';
+import { setRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { RequestLog, type RouteLabel } from '../observability/request-log.js';
-import type { PageRequest, Resource, Upstream } from '../upstream/types.js';
-import { workspaceFromHost } from './host.js';
+import { SpanKind, type RequestTrace } from '../tracing/request-trace.js';
+import type { Tracing } from '../tracing/tracing.js';
+import type { PageRequest, Upstream } from '../upstream/types.js';
+import { HostMemo } from './host.js';
 import { RequestIds } from './request-id.js';
 import { RequestMetrics } from './request-metrics.js';
-import { writeEntry, writeError, type ResponseContext } from './respond.js';
+import { StatusMetrics } from './status-metrics.js';
+import { ResponseMemo, writeEntry, writeError, type ResponseContext } from './respond.js';
 import { ALLOW, matchRoute } from './route.js';
 
 const V1_PREFIX_LENGTH = '/api/external/v1'.length;
@@ -43,9 +50,12 @@ export interface PublicHandlerDeps {
   readonly readThrough: ReadThrough;
   readonly upstream: Upstream;
   readonly keys: KeyCheck;
+  /** Per-key quotas (limits/quotas.ts). */
+  readonly quotas: Quotas;
   readonly clock: Clock;
   readonly metrics: GatewayMetrics;
   readonly logger: Logger;
+  readonly tracing: Tracing;
 }
 
 /** Per-request bookkeeping for the log line and metrics. */
@@ -55,27 +65,45 @@ interface Trace {
   route: RouteLabel;
   workspace: WorkspaceId | undefined;
   lookup: ResourceLookup | undefined;
+  /** The request's trace: recorded spans, a client's traceparent carried, or null (nothing made). */
+  span: RequestTrace | null;
 }
+
+/** The attributes of a fast-path L1 lookup span. */
+const L1_HIT = Object.freeze({ 'recgw.cache.result': 'hit' });
+
+/** The request span's name (method and route template, as OpenTelemetry's HTTP conventions name it) and http.route. */
+const ROUTE_TEMPLATE: Readonly<Record<RouteLabel, string | undefined>> = {
+  list: '/api/external/{version}/recordings',
+  recording: '/api/external/{version}/recordings/{id}',
+  unmatched: undefined,
+};
 
 /** The public request handler. */
 export class PublicHandler {
   private readonly ids = new RequestIds();
+  /** Header parses and values remembered across this app's requests (bounded). */
+  private readonly hosts = new HostMemo();
+  private readonly accepts = new AcceptMemo();
+  private readonly responses = new ResponseMemo();
   /** Connections answered with "Connection: close": whatever else they carry is not served. */
   private readonly closing = new WeakSet<Socket>();
   private readonly requestMetrics: RequestMetrics;
   /** One line per request, as `logger.info(fields, 'request')` would write it. */
   private readonly requestLog: RequestLog;
 
-  /** L1 hit counters resolved once and counted locally (batched-series.ts). */
-  private readonly l1Hits;
+  /** The cache metrics, from each request's cache status. */
+  private readonly statusMetrics: StatusMetrics;
   private readonly urlRemaining;
+  /** Null when tracing.endpoint is unset: then the fast path makes nothing for tracing at all. */
+  private readonly tracer;
 
   constructor(private readonly deps: PublicHandlerDeps) {
+    this.tracer = deps.tracing.tracer;
     this.requestMetrics = new RequestMetrics(deps.metrics);
     this.requestLog = new RequestLog(deps.logger);
-    const l1Hit = (resource: Resource) => deps.metrics.batch.counter(deps.metrics.cacheLookups, { resource, tier: 'l1', result: 'hit' });
-    this.l1Hits = { list: l1Hit('list'), recording: l1Hit('recording') };
-    this.urlRemaining = deps.metrics.batch.histogram(deps.metrics.urlRemaining, {});
+    this.statusMetrics = new StatusMetrics(deps.metrics);
+    this.urlRemaining = deps.metrics.urlRemaining.series({});
   }
 
   /** Node's 'request' listener. */
@@ -94,12 +122,14 @@ export class PublicHandler {
       requestId,
       head: req.method === 'HEAD',
       successor: match?.version === 'v1' ? `/api/external/v2${url.slice(V1_PREFIX_LENGTH)}` : null,
+      memo: this.responses,
     };
-    const trace: Trace = { started, ctx, route: match?.route ?? 'unmatched', workspace: undefined, lookup: undefined };
+    const trace: Trace = { started, ctx, route: match?.route ?? 'unmatched', workspace: undefined, lookup: undefined, span: null };
+    if (this.tracer !== null) trace.span = this.startSpan(this.tracer, req, trace.route);
     try {
       const { config } = this.deps.settings();
       // The workspace comes first: a request for no workspace is not this API's at all.
-      const workspace = workspaceFromHost(req.rawHeaders, config.server);
+      const workspace = this.hosts.workspace(req.rawHeaders, config.server);
       trace.workspace = workspace;
       if (match === undefined) throw new GatewayError('NOT_FOUND');
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('METHOD_NOT_ALLOWED', undefined, { headers: { Allow: ALLOW } });
@@ -110,7 +140,7 @@ export class PublicHandler {
         this.closing.add(req.socket);
         throw new GatewayError('BAD_REQUEST', 'GET and HEAD requests carry no content', { headers: { Connection: 'close' } });
       }
-      if (!acceptsJson(req.headers.accept)) throw new GatewayError('NOT_ACCEPTABLE');
+      if (!this.accepts.acceptsJson(req.headers.accept)) throw new GatewayError('NOT_ACCEPTABLE');
       let key: ResourceKey;
       let page: PageRequest | null = null;
       let id: string | null = null;
@@ -131,20 +161,25 @@ export class PublicHandler {
       // A malformed key is a failed key like any other: counted, and limited (429) the same way.
       if (typeof apiKey !== 'string' || !isKeyShaped(apiKey)) this.deps.keys.reject(address, now);
       const lookup = new ResourceLookup(this.deps.upstream, workspace, match.route, key, apiKey, hashKey(apiKey), page, id, address);
-      const verdict = this.deps.keys.known(lookup, config.auth.mode, now);
+      trace.lookup = lookup;
+      const verified = this.deps.keys.known(lookup, config.auth.mode, now);
       const generation = this.deps.readThrough.generation(workspace);
-      if (verdict === true && !(generation instanceof Promise)) {
+      // With a quota in force every request awaits its count, so none takes the fast path.
+      const quota = this.deps.quotas.policyFor(workspace, config);
+      if (verified !== undefined && quota === null && !(generation instanceof Promise)) {
         // The fast path: a verified key and a fresh L1 entry. Nothing here awaits.
-        lookup.verified = true;
-        const entry = this.deps.readThrough.hit(lookup, generation, now);
+        lookup.trace = trace.span;
+        const l1Started = trace.span === null ? 0 : performance.now();
+        const entry = this.deps.readThrough.hit(verified, generation, now);
         if (entry !== undefined) {
-          this.l1Hits[lookup.resource].inc();
+          // Recorded only for a hit: a miss here is looked up again (and recorded) by serve().
+          trace.span?.child('cache.l1 lookup', SpanKind.INTERNAL, L1_HIT, l1Started).end();
           this.observeUrls(entry, now);
           this.finish(req, trace, writeEntry(req, res, entry, 'hit', now, ctx), 'hit');
           return;
         }
       }
-      void this.serveSlow(req, res, trace, lookup, verdict, generation);
+      void this.serveSlow(req, res, trace, lookup, verified, generation, quota);
     } catch (error) {
       this.fail(req, res, trace, error);
     }
@@ -156,18 +191,29 @@ export class PublicHandler {
     res: ServerResponse,
     trace: Trace,
     lookup: ResourceLookup,
-    peeked: true | undefined,
+    peeked: (ResourceLookup & VerifiedCaller) | undefined,
     generationOrLoad: Generation | Promise<Generation>,
+    quota: QuotaPolicy | null,
   ): Promise<void> {
     try {
+      if (quota !== null) {
+        // Counted before the key's verdict and the cache: every answer from here on, a 429 or
+        // not, carries the key's RateLimit headers.
+        const decision = await this.deps.quotas.take(lookup.workspace, lookup.keyHash, quota);
+        if (!res.destroyed) setRateLimitHeaders(res, quota, decision);
+        if (!decision.allowed) throw new GatewayError('QUOTA_EXCEEDED', undefined, { retryAfter: Math.max(1, Math.ceil(decision.retryMs / 1000)) });
+      }
+      // Without recorded spans a client's traceparent is still passed on; read only off the fast path.
+      trace.span ??= this.deps.tracing.carry(req.headers);
+      lookup.trace = trace.span;
       const generation = await generationOrLoad;
-      lookup.verified = peeked ?? (await this.deps.keys.resolve(lookup, this.deps.clock.now()));
-      trace.lookup = lookup;
+      const verified = peeked ?? (await this.deps.keys.resolve(lookup, this.deps.clock.now()));
       let served;
       try {
-        served = await this.deps.readThrough.serve(lookup, generation);
+        served = verified !== undefined ? await this.deps.readThrough.serve(verified, generation) : await this.deps.readThrough.prove(lookup, generation);
       } catch (error) {
-        if (error instanceof GatewayError && error.code === 'INVALID_KEY') this.deps.keys.failed(lookup.address, this.deps.clock.now());
+        // Only the address whose own key was refused is charged.
+        if (error instanceof KeyRefused && error.keyHash === lookup.keyHash) this.deps.keys.failed(lookup.address, this.deps.clock.now());
         throw error;
       }
       if (res.destroyed) {
@@ -181,6 +227,19 @@ export class PublicHandler {
     } catch (error) {
       this.fail(req, res, trace, error);
     }
+  }
+
+  /**
+   * The request's span, under the client's traceparent when it sent a valid one. The route
+   * template, never the path: a public link code in a path opens its recording to whoever reads it.
+   */
+  private startSpan(tracer: NonNullable<Tracing['tracer']>, req: IncomingMessage, route: RouteLabel): RequestTrace {
+    const method = req.method ?? 'GET';
+    const template = ROUTE_TEMPLATE[route];
+    return this.deps.tracing.record(tracer, req.headers, template === undefined ? method : `${method} ${template}`, {
+      'http.request.method': method,
+      ...(template === undefined ? {} : { 'http.route': template }),
+    });
   }
 
   /**
@@ -222,9 +281,11 @@ export class PublicHandler {
     this.finish(req, trace, writeError(res, gatewayError, trace.ctx), 'none', gatewayError.code);
   }
 
+  /** The request's one log line and its metrics, from its answer and its cache status. */
   private finish(req: IncomingMessage, trace: Trace, status: number, cache: Outcome | 'none', code?: string): void {
     const ms = performance.now() - trace.started;
     this.requestMetrics.record(trace.route, req.method ?? 'other', status, cache, ms / 1000, trace.workspace);
+    if (trace.lookup !== undefined) this.statusMetrics.record(trace.lookup.resource, trace.lookup.status);
     this.requestLog.write({
       reqId: trace.ctx.requestId,
       workspace: trace.workspace,
@@ -233,8 +294,16 @@ export class PublicHandler {
       status,
       cache,
       code,
-      upstreamMs: trace.lookup === undefined ? 0 : Math.round(trace.lookup.upstreamMs * 100) / 100,
+      upstreamMs: trace.lookup === undefined ? 0 : Math.round(trace.lookup.status.upstreamMs * 100) / 100,
       ms: Math.round(ms * 100) / 100,
     });
+    if (trace.span?.recording === true) {
+      trace.span.end(status, {
+        'recgw.cache': cache,
+        'recgw.request_id': trace.ctx.requestId,
+        ...(trace.workspace === undefined ? {} : { 'recgw.workspace': trace.workspace }),
+        ...(code === undefined ? {} : { 'error.type': code }),
+      });
+    }
   }
 }

@@ -61,7 +61,7 @@ export class RequestMetrics {
     const key = `${route}\n${cache}\n${ws ?? ''}`;
     let duration = this.durations.get(key);
     if (duration === undefined) {
-      duration = this.metrics.batch.histogram(this.metrics.httpDuration, ws === undefined ? { route, cache } : { route, cache, workspace: ws });
+      duration = this.metrics.httpDuration.series(ws === undefined ? { route, cache } : { route, cache, workspace: ws });
       this.durations.set(key, duration);
     }
     return duration;

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { variantEtag, type CacheEntry } from '../cache/entry.js';
 import type { Outcome } from '../cache/lookup.js';
 import { errorBody, type GatewayError } from '../errors.js';
-import { chooseCoding } from './encoding.js';
+import { CodingMemo } from './encoding.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const NO_STORE = 'no-store';
@@ -17,6 +17,8 @@ export interface ResponseContext {
   readonly head: boolean;
   /** For the v1 prefix: the successor URL path for the Link header (RFC 8594 / RFC 9745). */
   readonly successor: string | null;
+  /** The app's remembered header values. */
+  readonly memo: ResponseMemo;
 }
 
 function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
@@ -35,21 +37,27 @@ function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
   }
 }
 
-/** Cache-Control and Cache-Status of fresh hits, by whole seconds of freshness left (bounded). */
-const hitMemo = new Map<number, readonly [cacheControl: string, cacheStatus: string]>();
 const HIT_MEMO_LIMIT = 4096;
 
-/**
- * The header values of a hit with `left` seconds of freshness: one pair per second value, made
- * once and reused, so a hit builds no strings for them and node validates flat ones.
- */
-function hitValues(left: number): readonly [cacheControl: string, cacheStatus: string] {
-  let values = hitMemo.get(left);
-  if (values === undefined) {
-    values = [`private, max-age=${left}`, `recgw; hit; ttl=${left}`];
-    if (hitMemo.size < HIT_MEMO_LIMIT) hitMemo.set(left, values);
+/** What answers remember across requests (bounded); one per app, so apps share no state. */
+export class ResponseMemo {
+  /** Accept-Encoding values parsed once. */
+  readonly codings = new CodingMemo();
+  /** Cache-Control and Cache-Status of fresh hits, by whole seconds of freshness left. */
+  readonly #hits = new Map<number, readonly [cacheControl: string, cacheStatus: string]>();
+
+  /**
+   * The header values of a hit with `left` seconds of freshness: one pair per second value, made
+   * once and reused, so a hit builds no strings for them and node validates flat ones.
+   */
+  hitValues(left: number): readonly [cacheControl: string, cacheStatus: string] {
+    let values = this.#hits.get(left);
+    if (values === undefined) {
+      values = [`private, max-age=${left}`, `recgw; hit; ttl=${left}`];
+      if (this.#hits.size < HIT_MEMO_LIMIT) this.#hits.set(left, values);
+    }
+    return values;
   }
-  return values;
 }
 
 /**
@@ -57,12 +65,12 @@ function hitValues(left: number): readonly [cacheControl: string, cacheStatus: s
  * comparison), Cache-Control, Age (RFC 9111 §5.1) and Cache-Status (RFC 9211).
  */
 export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: CacheEntry, outcome: Outcome, now: number, ctx: ResponseContext): number {
-  const coding = chooseCoding(req.headers['accept-encoding'], entry.br !== null, entry.gzip !== null);
+  const coding = ctx.memo.codings.choose(req.headers['accept-encoding'], entry.br !== null, entry.gzip !== null);
   const body = coding === 'br' ? entry.br! : coding === 'gzip' ? entry.gzip! : entry.body;
   // chooseCoding picks an encoding only when the entry has it, and with it its variant ETag.
   const etag = coding === 'br' ? entry.etagBr! : coding === 'gzip' ? entry.etagGzip! : entry.etag;
   const left = Math.floor((entry.freshUntil - now) / 1000);
-  const [cacheControl, status] = outcome === 'hit' && left >= 0 ? hitValues(left) : [`private, max-age=${outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, left)}`, cacheStatus(entry, outcome, now)];
+  const [cacheControl, status] = outcome === 'hit' && left >= 0 ? ctx.memo.hitValues(left) : [`private, max-age=${outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, left)}`, cacheStatus(entry, outcome, now)];
   const headers: string[] = [
     'Content-Type', JSON_TYPE,
     'ETag', etag,

@@ -2,8 +2,8 @@
  * The gateway's Prometheus metrics (DESIGN A7), one registry per app so two apps can share a
  * process. Labels are bounded: never a key, an id or a workspace (except an operator's allow-list).
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { SeriesBatch } from './batched-series.js';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type PrometheusContentType } from 'prom-client';
+import { BatchedHistogram, SeriesBatch, type HistogramSnapshot } from './batched-series.js';
 
 /** Latency buckets spanning sub-millisecond cache hits to multi-second upstream calls. */
 export const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -24,14 +24,18 @@ export interface GatewayMetricsOptions {
 export class GatewayMetrics {
   readonly registry = new Registry();
 
-  /** Hot-path series counted locally; folded into the four metrics below whenever they are read. */
+  /** Hot-path counter series counted locally; folded into their metrics whenever they are read. */
   readonly batch = new SeriesBatch();
 
   /** Requests answered on the public listener (plus `workspace` when metrics.workspaceLabel is set). */
   readonly httpRequests: Counter<'route' | 'method' | 'status' | 'workspace'>;
 
-  /** Time from request to the last byte handed to the socket, by cache outcome (plus `workspace`, as above). */
-  readonly httpDuration: Histogram<'route' | 'cache' | 'workspace'>;
+  /**
+   * Time from request to the last byte handed to the socket, by cache outcome (plus `workspace`,
+   * as above). Observed on every request, so kept outside prom-client (BatchedHistogram) and
+   * exposed by {@link scrape}.
+   */
+  readonly httpDuration: BatchedHistogram<'route' | 'cache' | 'workspace'>;
 
   /** The workspaces broken out in the `workspace` label; empty: no such label at all. */
   private readonly labelledWorkspaces: ReadonlySet<string>;
@@ -102,13 +106,11 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** Validity left on the earliest-expiring transcoded_url of each response that carries one. */
-  readonly urlRemaining = new Histogram({
+  /** Validity left on the earliest-expiring transcoded_url of each response that carries one (batched, as httpDuration). */
+  readonly urlRemaining = new BatchedHistogram({
     name: `${PREFIX}transcoded_url_remaining_seconds`,
     help: 'Seconds of validity left on the earliest-expiring transcoded_url of each response served.',
     buckets: REMAINING_BUCKETS,
-    registers: [this.registry],
-    collect: this.batch.flush,
   });
 
   /** Key verdicts by source (static, l1, l2, upstream, limiter) and result (valid, invalid, rate_limited). */
@@ -125,6 +127,8 @@ export class GatewayMetrics {
     name: `${PREFIX}redis_up`,
     help: '1 while the Redis tier is connected and answering, 0 otherwise.',
     registers: [this.registry],
+    // Over several workers (server.workers), one whose Redis is down makes the whole instance 0.
+    aggregator: 'min',
   });
 
   /** Failed or timed-out Redis commands by operation. */
@@ -135,11 +139,58 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Redis commands refused because Redis is out of memory (maxmemory with noeviction), by operation. */
+  readonly redisFull = new Counter({
+    name: `${PREFIX}redis_full_total`,
+    help: 'Redis commands refused for want of memory (maxmemory, noeviction), by operation; also counted in redis_errors_total.',
+    labelNames: ['op'] as const,
+    registers: [this.registry],
+  });
+
+  /** Redis's maxmemory-policy as read at start-up (1 on the policy's series; `unknown` when CONFIG is refused). */
+  readonly redisMaxmemoryPolicy = new Gauge({
+    name: `${PREFIX}redis_maxmemory_policy_info`,
+    help: "Redis's maxmemory-policy read at start-up (value 1 on its series; policy=\"unknown\" when CONFIG GET is refused).",
+    labelNames: ['policy'] as const,
+    registers: [this.registry],
+  });
+
+  /** Seconds since the last complete read of the purge log began (-1 before the first). */
+  readonly purgeLogLag = new Gauge({
+    name: `${PREFIX}purge_log_lag_seconds`,
+    help: 'Seconds since the last complete read of the purge log began; past cache.purge.maxLag, L1 is not served (-1: never read).',
+    registers: [this.registry],
+  });
+
+  /** Times the purge log no longer reached back to the last entry read, and every generation was forgotten. */
+  readonly purgeLogResets = new Counter({
+    name: `${PREFIX}purge_log_resets_total`,
+    help: 'Times the purge log had lost entries this instance never read (trimmed, evicted, Redis restarted empty), so every generation and L1 entry was dropped.',
+    registers: [this.registry],
+  });
+
   /** Circuit breaker state per upstream target: 0 closed, 1 half-open, 2 open. */
   readonly circuitState = new Gauge({
     name: `${PREFIX}circuit_state`,
-    help: 'Upstream circuit state per target: 0 closed, 1 half-open, 2 open (worst over its origins).',
+    help: 'Upstream circuit state per target: 0 closed, 1 half-open, 2 open (worst over its origins; opened only by failures from several workspaces).',
     labelNames: ['target'] as const,
+    registers: [this.registry],
+    // Over several workers, the worst state any of them sees.
+    aggregator: 'max',
+  });
+
+  /** Workspaces whose own upstream circuit is open (their fetches failed; others unaffected). */
+  readonly workspaceCircuitsOpen = new Gauge({
+    name: `${PREFIX}upstream_workspace_circuits_open`,
+    help: 'Workspaces whose own upstream circuit is open after their fetches kept failing.',
+    registers: [this.registry],
+  });
+
+  /** Per-key quota decisions by result (allowed, limited) and where they were counted (redis, local). */
+  readonly quotaDecisions = new Counter({
+    name: `${PREFIX}quota_decisions_total`,
+    help: 'Per-key quota decisions by result (allowed, limited) and where the request was counted (redis, local).',
+    labelNames: ['result', 'source'] as const,
     registers: [this.registry],
   });
 
@@ -147,6 +198,14 @@ export class GatewayMetrics {
   readonly configReloads = new Counter({
     name: `${PREFIX}config_reloads_total`,
     help: 'Configuration reloads (SIGHUP) by result.',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  /** Re-reads of auth.keyFile after it changed, by result (ok, error); a failed one keeps the old keys. */
+  readonly keyFileReloads = new Counter({
+    name: `${PREFIX}key_file_reloads_total`,
+    help: 'Re-reads of the static key file (auth.keyFile) after it changed, by result.',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
@@ -162,13 +221,11 @@ export class GatewayMetrics {
       registers: [this.registry],
       collect: this.batch.flush,
     });
-    this.httpDuration = new Histogram({
+    this.httpDuration = new BatchedHistogram({
       name: `${PREFIX}http_request_duration_seconds`,
       help: 'Public request duration in seconds, by route and cache outcome (hit, stale, miss, collapsed, stale-error, none).',
       labelNames: ['route', 'cache', ...workspace],
       buckets: LATENCY_BUCKETS,
-      registers: [this.registry],
-      collect: this.batch.flush,
     });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
     this.redisUp.set(0);
@@ -190,9 +247,25 @@ export class GatewayMetrics {
     this.scrapeHooks.push(hook);
   }
 
-  /** The Prometheus text exposition. */
+  /** The batched histograms' samples, in prom-client's JSON shape. */
+  async batchedJson(): Promise<HistogramSnapshot[]> {
+    return Promise.all([this.httpDuration.get(), this.urlRemaining.get()]);
+  }
+
+  /** Every metric, the registry's and the batched ones, in prom-client's JSON shape (a cluster primary sums its workers'). */
+  async json(): Promise<Array<{ name: string; type: unknown; values: unknown[] }>> {
+    for (const hook of this.scrapeHooks) hook();
+    return [...(await this.registry.getMetricsAsJSON()), ...(await this.batchedJson())];
+  }
+
+  /**
+   * The Prometheus text exposition: the registry, merged with a registry built from the batched
+   * histograms' samples by prom-client's public AggregatorRegistry.aggregate (the function it
+   * uses to expose cluster workers' metrics), so prom-client renders every line.
+   */
   async scrape(): Promise<string> {
     for (const hook of this.scrapeHooks) hook();
-    return this.registry.metrics();
+    const batched = AggregatorRegistry.aggregate<PrometheusContentType>([await this.batchedJson()]);
+    return Registry.merge([this.registry, batched]).metrics();
   }
 }

@@ -1,35 +1,15 @@
 /**
- * The per-request log line, written byte for byte as pino would write `logger.info(fields,
- * 'request')` with the gateway's logger options, but without pino's generic walk: serialisers,
- * redaction wrappers and per-value type dispatch measured about 1 µs of a 17 µs cache hit. The
- * fields are fixed and none is secret (request-log.test.ts checks the output against pino's for
- * arbitrary values), so the line is assembled directly and handed to the logger's own stream.
- * Fields from closed sets (route, cache result, the common methods) are precomputed JSON, and a
- * workspace is a DNS label, which JSON needs no escape for: only the request id, which a client
- * may choose, and the rare error code go through JSON.stringify.
+ * The per-request log line, written through the logger's public `info`, so pino's redaction,
+ * serialisers and destination apply to it as to every other line. Writing pre-assembled bytes
+ * to pino's stream (its private symbol) saved about 1 µs of a 17 µs cache hit, but stepped
+ * around redaction and would break silently on a pino upgrade.
  */
-import pino from 'pino';
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Outcome } from '../cache/lookup.js';
 
 /** The route label of a request: a public route, or none matched. */
 export type RouteLabel = 'list' | 'recording' | 'unmatched';
-
-const ROUTE_FIELD: Readonly<Record<RouteLabel, string>> = {
-  list: ',"route":"list"',
-  recording: ',"route":"recording"',
-  unmatched: ',"route":"unmatched"',
-};
-
-const CACHE_FIELD: Readonly<Record<Outcome | 'none', string>> = {
-  hit: ',"cache":"hit"',
-  stale: ',"cache":"stale"',
-  miss: ',"cache":"miss"',
-  collapsed: ',"cache":"collapsed"',
-  'stale-error': ',"cache":"stale-error"',
-  none: ',"cache":"none"',
-};
 
 /** pino's numeric value of `info`. */
 const INFO = 30;
@@ -47,40 +27,17 @@ export interface RequestLine {
   readonly ms: number;
 }
 
-interface LineStream {
-  write(line: string): unknown;
-}
-
-/** Writes request lines to a logger's destination, honouring its current level. */
+/** Writes request lines through a logger, honouring its current level. */
 export class RequestLog {
-  private readonly stream: LineStream;
+  constructor(private readonly logger: Logger) {}
 
-  constructor(private readonly logger: Logger) {
-    this.stream = (logger as unknown as Record<symbol, LineStream>)[pino.symbols.streamSym]!;
-  }
-
+  /** One line: `{"level":30,"time",…fields,"msg":"request"}`; absent workspace, method and code are left out. */
   write(f: RequestLine): void {
-    // The level may change on reload (SIGHUP); levelVal is a plain read.
+    // The level may change on reload (SIGHUP); skip building the object when it would be dropped.
     if (this.logger.levelVal > INFO) return;
-    let line = `{"level":30,"time":${Date.now()},"reqId":${JSON.stringify(f.reqId)}`;
-    if (f.workspace !== undefined) line += `,"workspace":"${f.workspace}"`;
-    line += ROUTE_FIELD[f.route];
-    if (f.method !== undefined) line += methodField(f.method);
-    line += `,"status":${number(f.status)}${CACHE_FIELD[f.cache]}`;
-    if (f.code !== undefined) line += `,"code":${JSON.stringify(f.code)}`;
-    line += `,"upstreamMs":${number(f.upstreamMs)},"ms":${number(f.ms)},"msg":"request"}\n`;
-    this.stream.write(line);
+    this.logger.info(
+      { reqId: f.reqId, workspace: f.workspace, route: f.route, method: f.method, status: f.status, cache: f.cache, code: f.code, upstreamMs: f.upstreamMs, ms: f.ms },
+      'request',
+    );
   }
-}
-
-/** The method field; GET and HEAD, nearly every request's, precomputed. */
-function methodField(method: string): string {
-  if (method === 'GET') return ',"method":"GET"';
-  if (method === 'HEAD') return ',"method":"HEAD"';
-  return `,"method":${JSON.stringify(method)}`;
-}
-
-/** A number as JSON writes it (non-finite values as null). */
-function number(value: number): string {
-  return Number.isFinite(value) ? String(value) : 'null';
 }

@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
 import { UpstreamError } from '../errors.js';
 import { invalidResponse } from './invalid-response.js';
 import { parseRetryAfter } from './retry.js';
+import type { Fault } from './tenant-breakers.js';
 import type { UpstreamAnswer } from './types.js';
 import type { UpstreamTarget } from './upstream-url.js';
 
@@ -14,8 +15,12 @@ export type AttemptResult<T> =
   | { kind: 'answer'; answer: UpstreamAnswer<T> }
   /** Worth another attempt: a connection error or timeout, a 5xx, a 429 (with the wait it asked for). */
   | { kind: 'retryable'; error: UpstreamError; status?: number; retryAfterMs?: number }
-  /** Final: an invalid body (the origin's fault) or an unexpected 4xx (not the origin's health). */
-  | { kind: 'failed'; error: UpstreamError; originFault: boolean; status?: number };
+  /**
+   * Final: an invalid, oversize or encoded body or a redirect, what the store answered for one
+   * workspace's data (the tenant's fault, tenant-breakers.ts), or another unexpected status
+   * (nobody's). Never evidence about the origin's health.
+   */
+  | { kind: 'failed'; error: UpstreamError; fault: Exclude<Fault, 'origin'>; status?: number };
 
 /** Everything one attempt needs. */
 export interface AttemptRequest<T> {
@@ -94,19 +99,21 @@ export async function attempt<T>(request: AttemptRequest<T>): Promise<AttemptRes
   }
   if (status !== 200) {
     await discard(body, request.signal);
-    // A 400 or 406 here means the gateway and the store disagree about the API, not that the store is down.
-    return { kind: 'failed', error: invalidResponse(`unexpected upstream status ${status}`), originFault: false, status };
+    // A redirect comes from where this workspace's data points (its tenant's fault); a 400 or 406
+    // means the gateway and the store disagree about the API: neither says the store is down.
+    const fault = status >= 300 && status < 400 ? 'content' : 'none';
+    return { kind: 'failed', error: invalidResponse(`unexpected upstream status ${status}`), fault, status };
   }
   try {
     const declared = Number(headers['content-length']);
     if (declared > maxBytes) {
       abandon(body);
-      return { kind: 'failed', error: invalidResponse(`Content-Length ${declared} exceeds upstream.maxResponseBytes (${maxBytes} bytes)`), originFault: true };
+      return { kind: 'failed', error: invalidResponse(`Content-Length ${declared} exceeds upstream.maxResponseBytes (${maxBytes} bytes)`), fault: 'content' };
     }
     const encoding = headers['content-encoding'];
     if (encoding !== undefined && encoding !== 'identity') {
       abandon(body);
-      return { kind: 'failed', error: invalidResponse(`unrequested Content-Encoding ${String(encoding)}`), originFault: true };
+      return { kind: 'failed', error: invalidResponse(`unrequested Content-Encoding ${String(encoding)}`), fault: 'content' };
     }
     const bytes = await readCapped(body, maxBytes);
     let json: unknown;
@@ -114,11 +121,11 @@ export async function attempt<T>(request: AttemptRequest<T>): Promise<AttemptRes
       json = JSON.parse(bytes.toString('utf8'));
     } catch {
       // The parser's message quotes the body, which may hold signed URLs: name only the size.
-      return { kind: 'failed', error: invalidResponse(`body is not JSON (${bytes.length} bytes)`), originFault: true };
+      return { kind: 'failed', error: invalidResponse(`body is not JSON (${bytes.length} bytes)`), fault: 'content' };
     }
     return { kind: 'answer', answer: { status: 200, body: request.parse(json) } };
   } catch (error) {
-    if (error instanceof UpstreamError) return { kind: 'failed', error, originFault: true };
+    if (error instanceof UpstreamError) return { kind: 'failed', error, fault: 'content' };
     return { kind: 'retryable', error: transportError(error) };
   }
 }

@@ -1,7 +1,7 @@
 /**
- * One circuit breaker per upstream origin, and the `circuit_state` gauge: the worst state over all
- * origins under one label (the baseUrl template's origin, `{workspace}` left in), so the label set
- * stays bounded however many workspace hosts there are.
+ * Circuit breakers by target (an upstream origin, or a workspace), bounded in number, with the
+ * worst state and the count of open ones reported whenever either changes, so the gauges built
+ * from them carry no per-target label.
  */
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
@@ -12,20 +12,26 @@ export interface BreakerRegistryOptions {
   failureThreshold: number;
   resetTimeout: number;
   clock: Clock;
-  /** Called with 0 (all closed), 1 (some half-open) or 2 (some open) whenever that changes. */
-  report: (worst: number) => void;
-  /** Origins remembered at once; the least recently used is forgotten (default 10000). */
+  /** Distinct sources a run of failures must span to open a breaker (CircuitBreakerOptions.minSources). */
+  minSources?: number;
+  /**
+   * Called with the worst state, 0 (all closed), 1 (some half-open) or 2 (some open), and the
+   * number of open breakers, whenever either changes.
+   */
+  report: (worst: number, open: number) => void;
+  /** Targets remembered at once; the least recently used is forgotten (default 10000). */
   maxOrigins?: number;
 }
 
-/** Breakers by origin. */
+/** Breakers by target. */
 export class BreakerRegistry {
-  // With {workspace} in the host every workspace is its own origin, and workspace names come from
-  // clients, so the map is bounded; forgetting a long-unused breaker only forgets its failures.
+  // Targets (workspace hosts, workspaces) come from clients, so the map is bounded; forgetting a
+  // long-unused breaker only forgets its failures, and a forgotten open one closes early.
   readonly #breakers: LRUCache<string, CircuitBreaker>;
   readonly #counts = { closed: 0, 'half-open': 0, open: 0 };
   readonly #options: BreakerRegistryOptions;
   #worst = 0;
+  #open = 0;
 
   constructor(options: BreakerRegistryOptions) {
     this.#options = options;
@@ -33,10 +39,10 @@ export class BreakerRegistry {
       max: options.maxOrigins ?? 10_000,
       dispose: (breaker) => this.#change(undefined, breaker.state),
     });
-    options.report(0);
+    options.report(0, 0);
   }
 
-  /** The breaker of `origin`, created closed on first use. */
+  /** The breaker of `origin` (any target), created closed on first use. */
   for(origin: string): CircuitBreaker {
     const known = this.#breakers.get(origin);
     if (known !== undefined) return known;
@@ -44,6 +50,7 @@ export class BreakerRegistry {
       failureThreshold: this.#options.failureThreshold,
       resetTimeout: this.#options.resetTimeout,
       clock: this.#options.clock,
+      ...(this.#options.minSources === undefined ? {} : { minSources: this.#options.minSources }),
       // A fetch that began before this breaker was evicted can still move it. Eviction already took
       // its state out of the counts, and no later fetch can move it back, so only the breaker the
       // registry holds for the origin may count.
@@ -60,9 +67,10 @@ export class BreakerRegistry {
     if (from !== undefined) this.#counts[from]--;
     if (to !== undefined) this.#counts[to]++;
     const worst = this.#counts.open > 0 ? CIRCUIT_STATES.open : this.#counts['half-open'] > 0 ? CIRCUIT_STATES['half-open'] : CIRCUIT_STATES.closed;
-    if (worst !== this.#worst) {
+    if (worst !== this.#worst || this.#counts.open !== this.#open) {
       this.#worst = worst;
-      this.#options.report(worst);
+      this.#open = this.#counts.open;
+      this.#options.report(worst, this.#open);
     }
   }
 }

@@ -1,6 +1,8 @@
 /**
- * A per-origin circuit breaker: after `failureThreshold` consecutive failed fetches the origin is
- * left alone for `resetTimeout`, then one trial fetch decides whether it is back.
+ * A circuit breaker: after `failureThreshold` consecutive failed fetches its target (an origin,
+ * or one workspace) is left alone for `resetTimeout`, then one trial fetch decides whether it is
+ * back. With `minSources`, the run of failures must also come from that many distinct sources
+ * (workspaces) before it opens, so no single tenant can open it for everyone.
  */
 import type { Clock } from '../clock.js';
 import { UpstreamError } from '../errors.js';
@@ -17,6 +19,8 @@ export interface CircuitBreakerOptions {
   /** Milliseconds the circuit stays open before one trial request. */
   resetTimeout: number;
   clock: Clock;
+  /** Distinct sources a run of failures must span to open the circuit (default 1: any). */
+  minSources?: number;
   /** Called on every state change (the client turns it into the gauge). */
   onStateChange?: (to: CircuitState, from: CircuitState) => void;
 }
@@ -32,6 +36,8 @@ export class CircuitBreaker {
   #failures = 0;
   #openedAt = 0;
   #trialInFlight = false;
+  // Sources of the current run of failures, kept only up to minSources (all that is asked).
+  readonly #sources = new Set<string>();
   // Moves on every state change, so an outcome reported by a fetch that began in an earlier
   // state (a slow request from before the circuit opened) cannot decide the current one.
   #epoch = 0;
@@ -65,14 +71,26 @@ export class CircuitBreaker {
   succeed(permit: Permit): void {
     if (permit.epoch !== this.#epoch) return;
     this.#failures = 0;
+    this.#sources.clear();
     if (this.#state === 'half-open') this.#move('closed');
   }
 
-  /** The fetch failed (connection error, timeout, 5xx, invalid body): counts toward opening. */
-  fail(permit: Permit): void {
+  /**
+   * The fetch failed in a way this breaker counts: toward opening when closed (from `source`,
+   * for minSources), and a failed trial re-opens at once.
+   */
+  fail(permit: Permit, source = ''): void {
     if (permit.epoch !== this.#epoch) return;
     if (this.#state === 'half-open') return this.#open();
-    if (this.#state === 'closed' && ++this.#failures >= this.#options.failureThreshold) this.#open();
+    if (this.#state !== 'closed') return;
+    const minSources = this.#options.minSources ?? 1;
+    if (this.#sources.size < minSources) this.#sources.add(source);
+    if (++this.#failures >= this.#options.failureThreshold && this.#sources.size >= minSources) this.#open();
+  }
+
+  /** The fetch says nothing about this target's health: a trial slot is handed back, counts stay. */
+  release(permit: Permit): void {
+    if (permit.epoch === this.#epoch && this.#state === 'half-open') this.#trialInFlight = false;
   }
 
   #open(): void {
@@ -85,6 +103,7 @@ export class CircuitBreaker {
     this.#state = to;
     this.#epoch++;
     this.#failures = 0;
+    this.#sources.clear();
     this.#trialInFlight = false;
     this.#options.onStateChange?.(to, from);
   }

@@ -1,20 +1,21 @@
 /**
  * The upstream client (DESIGN A3): undici keep-alive pools, an overall deadline across bounded,
- * jittered retries, a circuit breaker per origin, and metrics for every fetch.
+ * jittered retries, circuit breakers per workspace and per origin (tenant-breakers.ts), and
+ * metrics for every fetch.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Agent } from 'undici';
+import type { WorkspaceId } from '../brands.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { UpstreamError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { attempt, type AttemptResult } from './attempt.js';
-import { BreakerRegistry } from './breaker-registry.js';
-import type { Permit } from './circuit-breaker.js';
 import { parseListPage, parseRecording } from './recording-shape.js';
 import { backoffDelay } from './retry.js';
-import type { Resource, Upstream, UpstreamAnswer } from './types.js';
+import { TenantBreakers, type Admission, type Fault } from './tenant-breakers.js';
+import type { Resource, Upstream, UpstreamAnswer, UpstreamTrace } from './types.js';
 import { listTarget, loopbackAwareLookup, parseBaseUrl, recordingTarget, type UpstreamTarget } from './upstream-url.js';
 
 /** Collaborators of the client; `serviceKey` is required with `upstream.auth: service-key`. */
@@ -37,7 +38,7 @@ const ERROR_OUTCOME: Partial<Record<UpstreamError['code'], Outcome>> = {
   CIRCUIT_OPEN: 'circuit_open',
 };
 
-type Final<T> = { answer: UpstreamAnswer<T> } | { error: UpstreamError; originFault: boolean; status?: number };
+type Final<T> = { answer: UpstreamAnswer<T> } | { error: UpstreamError; fault: Fault; status?: number };
 
 /** Builds the upstream client over one undici Agent (a keep-alive pool per origin). */
 export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): Upstream {
@@ -51,44 +52,46 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     bodyTimeout: config.timeouts.body,
     connect: { timeout: config.timeouts.connect, lookup: loopbackAwareLookup },
   });
-  const breakers = new BreakerRegistry({
+  const breakers = new TenantBreakers({
     failureThreshold: config.breaker.failureThreshold,
     resetTimeout: config.breaker.resetTimeout,
     clock,
-    report: (worst) => metrics.circuitState.set({ target: template.label }, worst),
+    reportOrigins: (worst) => metrics.circuitState.set({ target: template.label }, worst),
+    reportWorkspaces: (open) => metrics.workspaceCircuitsOpen.set(open),
   });
 
   /** Attempts until an answer, a final failure, the retry budget or the deadline runs out. */
-  async function run<T>(target: UpstreamTarget, apiKey: string, parse: (value: unknown) => T, signal: AbortSignal, deadlineAt: number): Promise<Final<T>> {
+  async function run<T>(target: UpstreamTarget, apiKey: string, parse: (value: unknown) => T, signal: AbortSignal, deadlineAt: number, trace: UpstreamTrace | undefined): Promise<Final<T>> {
     const headers = {
       'x-api-key': config.auth === 'service-key' ? deps.serviceKey! : apiKey,
       accept: 'application/json',
       // The body is size-checked and parsed as it arrives; an encoded body would defeat the cap.
       'accept-encoding': 'identity',
+      ...trace?.headers,
     };
     for (let retry = 1; ; retry++) {
       const result: AttemptResult<T> = await attempt({ dispatcher: agent, target, headers, signal, maxBytes: config.maxResponseBytes, parse, now: () => clock.now() });
       if (result.kind === 'answer') return { answer: result.answer };
       // Whatever undici reports once the deadline has fired, the fetch as a whole timed out.
-      if (signal.aborted) return { error: deadlinePassed(config.timeouts.deadline), originFault: true };
+      if (signal.aborted) return { error: deadlinePassed(config.timeouts.deadline), fault: 'origin' };
       if (result.kind === 'failed') return result;
       const wait = result.retryAfterMs ?? backoffDelay(retry, config.retryBackoff.base, config.retryBackoff.max);
       // Retry-After is a floor, so a wait that does not fit the deadline means giving up now (RFC 9110 §10.2.3).
       if (retry > config.retries || wait >= deadlineAt - performance.now()) return giveUp(result);
       logger.debug({ origin: target.origin, path: target.path, retry, wait, err: result.error }, 'upstream attempt failed; retrying');
+      trace?.retrying(retry, result.error.code, wait);
       try {
         await sleep(wait, undefined, { signal });
       } catch {
-        return { error: deadlinePassed(config.timeouts.deadline), originFault: true };
+        return { error: deadlinePassed(config.timeouts.deadline), fault: 'origin' };
       }
     }
   }
 
-  async function fetchJson<T>(resource: Resource, target: UpstreamTarget, apiKey: string, parse: (value: unknown) => T): Promise<UpstreamAnswer<T>> {
-    const breaker = breakers.for(target.origin);
-    let permit: Permit;
+  async function fetchJson<T>(resource: Resource, workspace: WorkspaceId, target: UpstreamTarget, apiKey: string, parse: (value: unknown) => T, trace: UpstreamTrace | undefined): Promise<UpstreamAnswer<T>> {
+    let admission: Admission;
     try {
-      permit = breaker.acquire();
+      admission = breakers.admit(workspace, target.origin);
     } catch (error) {
       metrics.upstreamRequests.inc({ resource, outcome: 'circuit_open' });
       throw error;
@@ -98,10 +101,10 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     const deadline = setTimeout(() => controller.abort(), config.timeouts.deadline);
     let final: Final<T>;
     try {
-      final = await run(target, apiKey, parse, controller.signal, started + config.timeouts.deadline);
+      final = await run(target, apiKey, parse, controller.signal, started + config.timeouts.deadline, trace);
     } catch (error) {
       // Not an upstream behaviour (a bug): still settle the permit so a half-open trial is not stuck.
-      final = { error: new UpstreamError('UPSTREAM_UNREACHABLE', undefined, { cause: error }), originFault: true };
+      final = { error: new UpstreamError('UPSTREAM_UNREACHABLE', undefined, { cause: error }), fault: 'origin' };
     } finally {
       clearTimeout(deadline);
     }
@@ -110,16 +113,14 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     // fault (502, stale copies still served), never a verdict on the caller.
     if ('answer' in final && final.answer.status === 401 && config.auth === 'service-key') {
       logger.error({ resource, origin: target.origin }, 'the upstream refused the service key (upstream.serviceKeyFile / UPSTREAM_SERVICE_KEY)');
-      final = { error: new UpstreamError('UPSTREAM_INVALID'), originFault: false, status: 401 };
+      final = { error: new UpstreamError('UPSTREAM_INVALID'), fault: 'none', status: 401 };
     }
     if ('answer' in final) {
-      breaker.succeed(permit);
+      breakers.settle(admission, 'none');
       metrics.upstreamRequests.inc({ resource, outcome: ANSWER_OUTCOME[final.answer.status] });
       return final.answer;
     }
-    // 404, 401, 429 and unexpected 4xx show a working origin; only the origin's faults count.
-    if (final.originFault) breaker.fail(permit);
-    else breaker.succeed(permit);
+    breakers.settle(admission, final.fault);
     metrics.upstreamRequests.inc({ resource, outcome: ERROR_OUTCOME[final.error.code] ?? 'unreachable' });
     // The key is a header and never part of what is logged here.
     logger.warn({ err: final.error, resource, origin: target.origin, path: target.path, status: final.status }, 'upstream fetch failed');
@@ -127,11 +128,11 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
   }
 
   return {
-    fetchList(workspace, page, apiKey) {
-      return fetchJson('list', listTarget(template, workspace, page), apiKey, parseListPage);
+    fetchList(workspace, page, apiKey, trace) {
+      return fetchJson('list', workspace, listTarget(template, workspace, page), apiKey, parseListPage, trace);
     },
-    fetchRecording(workspace, id, apiKey) {
-      return fetchJson('recording', recordingTarget(template, workspace, id), apiKey, parseRecording);
+    fetchRecording(workspace, id, apiKey, trace) {
+      return fetchJson('recording', workspace, recordingTarget(template, workspace, id), apiKey, parseRecording, trace);
     },
     async close() {
       await agent.close();
@@ -150,7 +151,7 @@ function giveUp(result: Extract<AttemptResult<unknown>, { kind: 'retryable' }>):
   if (error.code === 'UPSTREAM_RATE_LIMITED') {
     // The client is told to come back when the store asked us to (at least a second).
     const retryAfter = Math.max(1, Math.ceil((result.retryAfterMs ?? 1000) / 1000));
-    return { error: new UpstreamError('UPSTREAM_RATE_LIMITED', undefined, { retryAfter, cause: error.cause }), originFault: false, ...(status === undefined ? {} : { status }) };
+    return { error: new UpstreamError('UPSTREAM_RATE_LIMITED', undefined, { retryAfter, cause: error.cause }), fault: 'none', ...(status === undefined ? {} : { status }) };
   }
-  return { error, originFault: true, ...(status === undefined ? {} : { status }) };
+  return { error, fault: 'origin', ...(status === undefined ? {} : { status }) };
 }

@@ -20,12 +20,20 @@ export interface PageRequest {
   pageSize: number;
 }
 
+/** A fetch's part in a trace: the W3C headers every attempt carries, and where retries are noted. */
+export interface UpstreamTrace {
+  /** traceparent (and tracestate) naming the fetch's own span. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Called before each retry with the attempt that failed (1-based), why, and the wait. */
+  retrying(attempt: number, reason: string, waitMs: number): void;
+}
+
 /** The upstream client. */
 export interface Upstream {
   /** GET {base}/recordings?page_number=N&page_size=M with the given key. */
-  fetchList(workspace: WorkspaceId, page: PageRequest, apiKey: string): Promise<UpstreamAnswer<ListPage>>;
+  fetchList(workspace: WorkspaceId, page: PageRequest, apiKey: string, trace?: UpstreamTrace): Promise<UpstreamAnswer<ListPage>>;
   /** GET {base}/recordings/{id} (UUID or public link code) with the given key. */
-  fetchRecording(workspace: WorkspaceId, id: string, apiKey: string): Promise<UpstreamAnswer<Recording>>;
+  fetchRecording(workspace: WorkspaceId, id: string, apiKey: string, trace?: UpstreamTrace): Promise<UpstreamAnswer<Recording>>;
   /** Closes the keep-alive pools. */
   close(): Promise<void>;
 }

@@ -54,10 +54,16 @@ export async function purgeSubscribers(redis: SharedRedis): Promise<number> {
   return total;
 }
 
-/** Waits until every app's tier is up and all of them listen on the purge channel. */
-export async function waitShared(fleet: SharedFleet, redis: SharedRedis, timeoutMs = 10_000): Promise<void> {
+/** Waits until every app's tier is up, all of them listen on the purge channel, and each has read the purge log since `since`. */
+export async function waitShared(fleet: SharedFleet, redis: SharedRedis, timeoutMs = 10_000, since = performance.now()): Promise<void> {
   await waitFor(() => fleet.gateways.every((gw) => gw.app.l2?.up === true), timeoutMs, 'every app connected to Redis');
   await waitFor(async () => (await purgeSubscribers(redis)) >= fleet.gateways.length, timeoutMs, 'every app subscribed to purges');
+  await waitFor(() => fleet.gateways.every((gw) => gw.app.generations.syncedAt >= since), timeoutMs, 'every app to read the purge log');
+}
+
+/** Waits until an app has completed a read of the purge log begun after `since` (performance.now()): it applied every purge answered before. */
+export async function waitForPurgeLog(gw: TestGateway, since: number, timeoutMs = 2000): Promise<void> {
+  await waitFor(() => gw.app.generations.syncedAt >= since, timeoutMs, 'a read of the purge log');
 }
 
 /** Starts `count` apps on one simulator and one Redis, ready for shared-cache tests. */
@@ -81,7 +87,7 @@ export function upstreamPath(id: string, workspace = 'acme'): string {
 }
 
 /** POST /admin/purge through one app, with the test admin token. */
-export async function purge(gw: TestGateway, body: { workspace: string; recording?: string }): Promise<Reply> {
+export async function purge(gw: TestGateway, body: { workspace: string; recording?: string; lists?: true; page_number?: number; page_size?: number }): Promise<Reply> {
   return gw.admin('/admin/purge', {
     method: 'POST',
     body: JSON.stringify(body),
@@ -95,12 +101,12 @@ export function generationOf(gw: TestGateway, workspace = 'acme'): Generation | 
   return generation instanceof Promise ? undefined : { all: generation.all, list: generation.list };
 }
 
-/** Waits until an app has adopted (at least) this generation. */
+/** Waits until an app uses this generation for the workspace, loading it if needed. */
 export async function waitForGeneration(gw: TestGateway, generation: Generation, workspace = 'acme', timeoutMs = 2000): Promise<void> {
   await waitFor(
-    () => {
-      const current = generationOf(gw, workspace);
-      return current !== undefined && current.all === generation.all && current.list === generation.list;
+    async () => {
+      const current = await gw.app.readThrough.generation(asWorkspaceId(workspace)!);
+      return current.all === generation.all && current.list === generation.list;
     },
     timeoutMs,
     `generation ${generation.all}.${generation.list} of ${workspace}`,

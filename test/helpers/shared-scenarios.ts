@@ -4,6 +4,7 @@
  * sharedCacheTests with a way to get a fresh key prefix on its Redis.
  */
 import type { Test } from 'tap';
+import { asWorkspaceId } from '../../src/brands.js';
 import { FakeClock } from './fake-clock.js';
 import { metric, purge, startSharedGateways, upstreamPath, waitForGeneration, type SharedRedis } from './shared-gateways.js';
 
@@ -70,7 +71,14 @@ export function sharedCacheTests(t: Test, connect: (t: Test) => Promise<SharedRe
       t.ok(replies.every((r) => r.status === 200), `lock ${enabled}: all 200`);
       if (enabled) t.equal(new Set(replies.map((r) => r.text)).size, 1, 'one body for all');
       t.equal(sim.counters.byPath(upstreamPath(id)), enabled ? 1 : 2, `lock ${enabled}: upstream calls`);
-      if (enabled) t.equal(replies.filter((r) => r.headers['cache-status'] === 'recgw; fwd=miss; collapsed').length, 39, 'every other request collapsed');
+      if (enabled) {
+        // One request fetched; every other was answered from that fetch, by waiting on it
+        // (collapsed) or, when it arrived after the entry was stored (a loaded machine spreads
+        // the 40 out), as a hit. Which of the two is timing; that none fetched again is the point.
+        const statuses = replies.map((r) => String(r.headers['cache-status']));
+        t.equal(statuses.filter((status) => status === STORED).length, 1, 'one request fetched and stored');
+        t.same(statuses.filter((status) => status !== STORED && !/^recgw; (fwd=miss; collapsed|hit; ttl=\d+)$/.test(status)), [], 'every other request collapsed onto it or hit its entry');
+      }
     }
   });
 
@@ -82,9 +90,10 @@ export function sharedCacheTests(t: Test, connect: (t: Test) => Promise<SharedRe
     t.match((await b.get(`${LIST}/${one}`)).headers['cache-status'], HIT);
 
     const started = performance.now();
+    const old = await b.app.readThrough.generation(asWorkspaceId('acme')!);
     const purged = await purge(a, { workspace: 'acme' });
     t.equal(purged.status, 200);
-    t.same(purged.json().generation, { all: 1, list: 0 });
+    t.not(purged.json().generation.all, old.all, 'a new `all` token');
     await waitForGeneration(b, purged.json().generation);
     t.comment(`B adopted the purge ${(performance.now() - started).toFixed(1)}ms after the operator asked A`);
 
@@ -118,9 +127,11 @@ export function sharedCacheTests(t: Test, connect: (t: Test) => Promise<SharedRe
     t.equal(sim.counters.total, 1, 'the list page filled every recording entry, on both apps');
 
     simClock.advance(5_000);
+    const old = await b.app.readThrough.generation(asWorkspaceId('acme')!);
     const purged = await purge(a, { workspace: 'acme', recording: link });
     t.equal(purged.status, 200);
-    t.same(purged.json().generation, { all: 0, list: 1 }, 'only the list generation moves');
+    t.equal(purged.json().generation.all, old.all, '`all` stays');
+    t.not(purged.json().generation.list, old.list, 'only the list generation moves');
     await waitForGeneration(b, purged.json().generation);
 
     const unrelated = await b.get(urls.other);

@@ -11,6 +11,8 @@ const BOUND_MS = 1000;
 async function redisGateway(t: Test): Promise<{ gw: TestGateway; redis: PrivateRedis }> {
   const redis = await startPrivateRedis(t);
   const gw = await startGateway(t, { redisUrl: redis.url, config: { cache: { redis: { keyPrefix: redis.keyPrefix, commandTimeout: '100ms', connectTimeout: '300ms' } } } });
+  // Until it has read the purge log once, an app trusts no cached generation (it caches apart).
+  await waitFor(() => gw.app.generations.syncedAt > -Infinity, 5_000, 'the first read of the purge log');
   return { gw, redis };
 }
 

@@ -16,7 +16,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-void t.test('opens after N failures, answers 503 without reaching the origin, half-opens, closes on success', async (t) => {
+void t.test('opens after N failures from several workspaces, answers 503 without reaching the origin, half-opens, closes on success', async (t) => {
   let mode: 'fail' | 'ok' | 'hold' = 'fail';
   let release: (() => void) | undefined;
   const origin = await startOrigin(t, (_req, res) => {
@@ -28,7 +28,8 @@ void t.test('opens after N failures, answers 503 without reaching the origin, ha
   const target = origin.url;
   t.same(await h.circuit(), { [target]: 0 }, 'closed to begin with');
 
-  for (let i = 0; i < 2; i++) t.equal((await thrown(() => h.upstream.fetchRecording(acme, ID, KEY))).code, 'UPSTREAM_UNREACHABLE');
+  // One failure each from two workspaces: the origin's, not one tenant's, so its circuit opens.
+  for (const workspace of [acme, beta]) t.equal((await thrown(() => h.upstream.fetchRecording(workspace, ID, KEY))).code, 'UPSTREAM_UNREACHABLE');
   t.same(await h.circuit(), { [target]: 2 }, 'open');
   const open = await thrown(() => h.upstream.fetchRecording(acme, ID, KEY));
   t.equal(open.code, 'CIRCUIT_OPEN');
@@ -74,5 +75,6 @@ void t.test('one breaker per origin; the gauge shows the worst under the templat
   for (let i = 0; i < 2; i++) await thrown(() => h.upstream.fetchRecording(acme, ID, KEY));
   t.equal((await thrown(() => h.upstream.fetchRecording(acme, ID, KEY))).code, 'CIRCUIT_OPEN', 'acme is open');
   t.equal((await h.upstream.fetchRecording(beta, ID, KEY)).status, 200, 'beta, another origin, is unaffected');
-  t.same(await h.circuit(), { [`http://{workspace}.localhost:${origin.port}`]: 2 }, 'one bounded label, worst state');
+  t.same(await h.circuit(), { [`http://{workspace}.localhost:${origin.port}`]: 0 }, 'one bounded label; one workspace alone never opens an origin');
+  t.equal((await h.metrics.workspaceCircuitsOpen.get()).values[0]?.value, 1, 'acme\'s own circuit is what opened');
 });

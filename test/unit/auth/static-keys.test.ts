@@ -146,3 +146,30 @@ void t.test('StaticKeys: a broken rewrite keeps the previous keys and logs an er
   t.equal(reloads(), 1);
   t.end();
 });
+
+void t.test('StaticKeys: each re-read is counted by result; a broken version fails (and is logged) once, not once a second', (t) => {
+  const clock = new FakeClock();
+  const logs = captureLogs();
+  const file = keyFile(t, { acme: [hashKey('kept')] });
+  const counted: string[] = [];
+  const keys = new StaticKeys(file.path, createLogger({ level: 'info', destination: logs.stream }), () => clock.now(), (result) => counted.push(result));
+  t.same(counted, [], 'the start-up load is not a reload');
+  file.write('{"acme": [');
+  for (let i = 0; i < 5; i++) {
+    clock.advance(1000);
+    t.equal(keys.has(acme, hashKey('kept')), true);
+  }
+  t.same(counted, ['error'], 'five checks of one broken version: one failure');
+  rmSync(file.path);
+  for (let i = 0; i < 3; i++) {
+    clock.advance(1000);
+    keys.has(acme, hashKey('kept'));
+  }
+  t.same(counted, ['error', 'error'], 'a deleted file: one more failure');
+  file.write(JSON.stringify({ acme: [hashKey('fixed')] }));
+  clock.advance(1000);
+  t.equal(keys.has(acme, hashKey('fixed')), true);
+  t.same(counted, ['error', 'error', 'ok']);
+  t.equal(logs.lines().filter((line) => line['level'] === 50).length, 2, 'one error line per failed version');
+  t.end();
+});

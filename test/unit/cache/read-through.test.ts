@@ -8,7 +8,9 @@ import { EntryFactory } from '../../../src/cache/entry-factory.js';
 import { Generations } from '../../../src/cache/generations.js';
 import { recordingKey, type Generation } from '../../../src/cache/keys.js';
 import { L1Cache } from '../../../src/cache/l1.js';
-import type { Lookup } from '../../../src/cache/lookup.js';
+import type { Lookup, VerifiedLookup } from '../../../src/cache/lookup.js';
+import { vouchFor } from '../../../src/auth/verified-caller.js';
+import { CacheStatus } from '../../../src/cache/status.js';
 import { ReadThrough } from '../../../src/cache/read-through.js';
 import { makeSettings } from '../../../src/cache/settings.js';
 import type { SharedTier } from '../../../src/cache/shared-tier.js';
@@ -22,17 +24,20 @@ import { recordingFixture } from '../../helpers/recording-fixture.js';
 import { metricValue } from '../../helpers/redis-tier.js';
 
 const ACME = 'acme' as WorkspaceId;
-const GEN: Generation = { all: 0, list: 0 };
+const GEN: Generation = { all: 1, list: 1 };
 const RECORDING = recordingFixture();
 
 function flow(cache: Record<string, unknown>, l2: SharedTier | null = null) {
   const clock = new FakeClock();
   const metrics = new GatewayMetrics({ defaultMetrics: false });
   const settings = makeSettings(configWith({ cache }), () => null);
+  const generations = new Generations({ shared: l2, maxWorkspaces: 100, maxLagMs: 60_000 });
+  // What the Purger does in the app: the tier's purge log keeps the table current.
+  l2?.onPurge(generations);
   const readThrough = new ReadThrough({
     l1: new L1Cache(1 << 20, metrics),
     l2,
-    generations: new Generations(l2, () => clock.now()),
+    generations,
     factory: new EntryFactory(() => settings, metrics),
     verdicts: new Verdicts(l2, metrics, () => ({ valid: 60_000, invalid: 60_000 })),
     settings: () => settings,
@@ -43,21 +48,26 @@ function flow(cache: Record<string, unknown>, l2: SharedTier | null = null) {
   return { clock, metrics, readThrough };
 }
 
-function lookup(fetch: () => Promise<UpstreamAnswer<Recording>>): Lookup {
-  return { workspace: ACME, resource: 'recording', key: recordingKey(RECORDING.id), apiKey: 'key', keyHash: hashKey('key'), verified: true, fetch };
+function lookup(fetch: () => Promise<UpstreamAnswer<Recording>>): VerifiedLookup {
+  return vouchFor<Lookup>({ workspace: ACME, resource: 'recording', key: recordingKey(RECORDING.id), apiKey: 'key', keyHash: hashKey('key'), address: '127.0.0.1', status: new CacheStatus(), fetch });
 }
 
 const fromUpstream = (): Promise<UpstreamAnswer<Recording>> => Promise.resolve({ status: 200, body: structuredClone(RECORDING) });
 
-void t.test('a stale-if-error serve is one lookup (the miss judge counted), not a second one', async (t) => {
-  const { clock, metrics, readThrough } = flow({ ttl: { recording: '1m' }, staleWhileRevalidate: '0s', staleIfError: '10m' });
-  t.equal((await readThrough.serve(lookup(fromUpstream), GEN)).outcome, 'miss');
+void t.test("a request's status notes each tier's lookup once: a stale-if-error serve is an L1 miss", async (t) => {
+  const { clock, readThrough } = flow({ ttl: { recording: '1m' }, staleWhileRevalidate: '0s', staleIfError: '10m' });
+  const generation = await readThrough.generation(ACME);
+  const first = lookup(fromUpstream);
+  t.equal((await readThrough.serve(first, generation)).outcome, 'miss');
+  t.match(first.status, { l1: 'miss', l2: undefined, coalesced: false }, 'nothing stored: an L1 miss');
+  const second = lookup(fromUpstream);
+  t.equal(readThrough.hit(second, generation, clock.now())?.recordingId, RECORDING.id, 'then a hit on the fast path');
+  t.equal(second.status.l1, 'hit');
   clock.advance(120_000);
   const failing = lookup(() => Promise.reject(new UpstreamError('UPSTREAM_UNREACHABLE')));
-  t.equal((await readThrough.serve(failing, GEN)).outcome, 'stale-error');
-  const count = (result: string) => metricValue(metrics, 'recgw_cache_lookups_total', { resource: 'recording', tier: 'l1', result });
-  t.equal(await count('miss'), 2, 'nothing stored, then a stale entry: two misses');
-  t.equal(await count('stale'), 0, 'the stale-if-error serve is not counted again');
+  t.equal(readThrough.hit(failing, generation, clock.now()), undefined, 'past fresh: not a hit');
+  t.equal((await readThrough.serve(failing, generation)).outcome, 'stale-error');
+  t.match(failing.status, { l1: 'miss', resign: 'none' }, 'a stale entry kept for errors is a miss of its lookup');
 });
 
 /** A shared tier where another instance always holds the lock and never stores its result. */
@@ -75,8 +85,8 @@ function heldLockTier(): { tier: SharedTier; gets: () => number } {
     tryLock: () => Promise.resolve({ state: 'held' }),
     loadGeneration: () => Promise.resolve(GEN),
     purge: () => Promise.reject(new Error('not in this test')),
-    onPurge: () => {},
-    onRestored: () => {},
+    // The log was just read: generations are trusted.
+    onPurge: (listener) => listener.synced(performance.now()),
     close: () => Promise.resolve(),
   };
   return { tier, gets: () => gets };
@@ -87,9 +97,22 @@ void t.test('a lock waiter gives up after wait / poll interval polls, even on a 
   const { readThrough } = flow({ distributedLock: { enabled: true, ttl: '5s', wait: '100ms' } }, shared.tier);
   let timer: NodeJS.Timeout | undefined;
   const stuck = new Promise<'stuck'>((resolve) => (timer = setTimeout(resolve, 2000, 'stuck')));
-  const served = await Promise.race([readThrough.serve(lookup(fromUpstream), GEN), stuck]);
+  const served = await Promise.race([readThrough.serve(lookup(fromUpstream), await readThrough.generation(ACME)), stuck]);
   clearTimeout(timer);
   t.not(served, 'stuck', 'the waiter stopped waiting');
   t.equal(served !== 'stuck' && served.outcome, 'miss', 'and fetched itself');
   t.equal(shared.gets(), 1 + 4, 'one L2 read, then 100ms / 25ms polls');
+});
+
+void t.test('a key proving itself: requests with that key share one fetch, and its verdict is recorded once', async (t) => {
+  const { metrics, readThrough } = flow({ ttl: { recording: '1m' } });
+  let fetches = 0;
+  const slow = (): Promise<UpstreamAnswer<Recording>> => {
+    fetches++;
+    return new Promise((resolve) => setTimeout(() => resolve({ status: 200, body: structuredClone(RECORDING) }), 20));
+  };
+  const results = await Promise.all([readThrough.prove(lookup(slow), GEN), readThrough.prove(lookup(slow), GEN)]);
+  t.same(results.map((served) => served.outcome), ['miss', 'miss']);
+  t.equal(fetches, 1, 'one fetch with the key');
+  t.equal(await metricValue(metrics, 'recgw_auth_results_total', { source: 'upstream', result: 'valid' }), 1, 'one verdict learned');
 });

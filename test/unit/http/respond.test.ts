@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CacheEntry } from '../../../src/cache/entry.js';
 import { withVariantTags } from '../../helpers/redis-tier.js';
 import type { Outcome } from '../../../src/cache/lookup.js';
-import { writeEntry } from '../../../src/http/respond.js';
+import { ResponseMemo, writeEntry } from '../../../src/http/respond.js';
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
 const IDENTITY = Buffer.from('{"recordings":[]}');
@@ -57,7 +57,7 @@ function write(stored: CacheEntry, requestHeaders: Record<string, string> = {}, 
       return res;
     },
   } as unknown as ServerResponse;
-  const returned = writeEntry(req, res, stored, options.outcome ?? 'hit', NOW, { requestId: 'req-1', head: options.head ?? false, successor: null });
+  const returned = writeEntry(req, res, stored, options.outcome ?? 'hit', NOW, { requestId: 'req-1', head: options.head ?? false, successor: null, memo: new ResponseMemo() });
   return { returned, ...written };
 }
 

@@ -1,5 +1,6 @@
 // The request line is byte for byte what pino writes for the same fields (time aside).
 import { METHODS } from 'node:http';
+import { pino } from 'pino';
 import t from 'tap';
 import fc from 'fast-check';
 import { asWorkspaceId } from '../../../src/brands.js';
@@ -49,5 +50,25 @@ void t.test('honours the level, also after it changes', (t) => {
   logger.level = 'info';
   log.write(fields);
   t.same(logs.lines().map((l) => [l['msg'], l['status'], l['level']]), [['request', 200, 30]]);
+  t.end();
+});
+
+void t.test('request lines pass through pino\'s redaction like every other line', (t) => {
+  const logs = captureLogs();
+  // A redact path on a request-line field: only a line that really goes through pino is redacted.
+  const logger = pino({ base: null, redact: { paths: ['reqId'], censor: '[REDACTED]' } }, logs.stream);
+  new RequestLog(logger).write({ reqId: 'sk_live_leaked_key', workspace: asWorkspaceId('acme'), route: 'list', method: 'GET', status: 200, cache: 'hit', code: undefined, upstreamMs: 0, ms: 1 });
+  t.equal(logs.lines()[0]?.['reqId'], '[REDACTED]');
+  t.notMatch(logs.text(), /sk_live_leaked_key/);
+  t.end();
+});
+
+void t.test('the gateway logger redacts an X-Api-Key header and a URL signature on any line', (t) => {
+  const logs = captureLogs();
+  const logger = createLogger({ level: 'info', destination: logs.stream });
+  logger.warn({ headers: { 'x-api-key': 'sk_live_secret_0123456789' }, url: 'https://cdn.example.com/v.mp4?Expires=1&Signature=s3cr3tsig' }, 'upstream fetch failed');
+  t.notMatch(logs.text(), /sk_live_secret_0123456789|s3cr3tsig/);
+  t.match(logs.text(), /"x-api-key":"\[REDACTED\]"/);
+  t.match(logs.text(), /Signature=REDACTED/);
   t.end();
 });
