@@ -1,20 +1,13 @@
 /** The process: load config, build the app, listen, and handle signals (DESIGN A1). */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import cluster from 'node:cluster';
+import { listen } from './http/listen.js';
 import { buildApp } from './app.js';
+import { runPrimary } from './cluster/primary.js';
+import { joinCluster, listenWorkerAdmin, WORKER_SLOT_ENV } from './cluster/worker.js';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { createLogger, flushLogger } from './observability/logger.js';
 
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
-}
 
 async function main(): Promise<void> {
   let config;
@@ -27,31 +20,37 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger({ level: config.log.level });
+  const root = createLogger({ level: config.log.level });
+  // server.workers > 1: this process is the primary (no gateway of its own) or one of its workers.
+  if (config.server.workers > 1 && cluster.isPrimary) return runPrimary(config, root);
+  const logger = cluster.isWorker ? root.child({ worker: Number(process.env[WORKER_SLOT_ENV]), pid: process.pid }) : root;
   // stdout is buffered (16 KB) so request lines cost no syscall; a quiet gateway must still show
   // its lines within a second, and lifecycle lines (listening, reloads) at once.
   setInterval(() => void flushLogger(logger), 1000).unref();
   const app = buildApp(config, { logger });
   const [publicAddress, adminAddress] = await Promise.all([
-    listen(app.server, config.server.port, config.server.host),
-    listen(app.admin, config.admin.port, config.admin.host),
+    listen(app.server, { port: config.server.port, host: config.server.host }),
+    cluster.isWorker ? listenWorkerAdmin(app.admin) : listen(app.admin, { port: config.admin.port, host: config.admin.host }),
   ]);
   app.markReady();
-  logger.info({ public: publicAddress, admin: adminAddress, redis: app.l2 !== null }, 'listening');
+  logger.info({ public: publicAddress, admin: adminAddress, redis: app.l2 !== null }, cluster.isWorker ? 'worker listening' : 'listening');
   void flushLogger(logger);
 
   let stopping = false;
   const stop = (signal: string): void => {
-    if (stopping) return;
+    // A second signal cuts what is left of the drain delay short; in-flight requests still finish.
+    if (stopping) return void app.close();
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    void app
-      .close()
+    logger.info({ signal, drainDelayMs: signal === 'SIGTERM' ? app.settings().config.server.drainDelay : 0 }, 'shutting down');
+    void flushLogger(logger);
+    // SIGTERM is the orchestrator's: drain first (DESIGN A8). SIGINT is a person at a terminal.
+    void (signal === 'SIGTERM' ? app.drain() : app.close())
       .then(() => flushLogger(logger))
       .then(() => process.exit(0));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  if (cluster.isWorker) joinCluster(app.metrics, { public: publicAddress, admin: adminAddress }, stop);
   // SIGHUP: re-read the config files; a bad file is logged and the running config kept.
   process.on('SIGHUP', () => {
     try {

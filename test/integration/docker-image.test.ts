@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { RUNTIME_ENV } from '../../src/bench/pinned-child.js';
+import { RUNTIME_ENV } from '../../bench/pinned-child.js';
 import { startSimulator } from '../../src/sim/server.js';
 import { freePort, stopProcess, waitFor } from '../helpers/redis.js';
 
@@ -155,6 +155,29 @@ void t.test('the Dockerfile runs Node 24 as a non-root user with a health check'
   t.end();
 });
 
+/** Repo paths (relative to the root) that the Dockerfile's COPY steps take from the build context. */
+async function copiedFromRepo(): Promise<string[]> {
+  const files: string[] = [];
+  for (const stage of stages) {
+    for (const { keyword, args } of stage.instructions) {
+      if (keyword !== 'COPY' || args.includes('--from=')) continue;
+      const sources = args.split(/\s+/).filter((word) => !word.startsWith('--')).slice(0, -1);
+      for (const source of sources) {
+        const path = join(root, source);
+        if (!(await stat(path)).isDirectory()) files.push(relative(root, path));
+        else for (const entry of await readdir(path, { recursive: true })) files.push(join(relative(root, path), entry));
+      }
+    }
+  }
+  return files;
+}
+
+void t.test('no image step copies bench code', async (t) => {
+  const files = await copiedFromRepo();
+  t.ok(files.some((file) => file.startsWith('src/')), `the steps copy the sources (${files.length} files)`);
+  t.same(files.filter((file) => file.split('/').includes('bench') || file.startsWith('dist-bench')), [], 'none of them is bench code');
+});
+
 void t.test('the image steps yield a gateway that serves, holds no dev dependency and stops cleanly', async (t) => {
   const tmp = await mkdtemp(join(tmpdir(), 'recgw-image-'));
   t.teardown(() => rm(tmp, { recursive: true, force: true }));
@@ -163,7 +186,9 @@ void t.test('the image steps yield a gateway that serves, holds no dev dependenc
   for (const stage of stages) image = await replayStage(stage, join(tmp, stage.name), built);
   const { dir: app, env } = image!;
 
-  t.same((await readdir(app)).sort(), ['config', 'dist', 'node_modules', 'package-lock.json', 'package.json'], 'the image holds only what it copies and installs');
+  t.same((await readdir(app)).sort(), ['config', 'dist', 'node_modules', 'openapi', 'package-lock.json', 'package.json'], 'the image holds only what it copies and installs');
+  const dist = (await readdir(join(app, 'dist'), { recursive: true })).map(String);
+  t.same(dist.filter((file) => file.split('/').includes('bench')), [], 'dist/ in the image holds no bench code');
   const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
   const installed = (name: string): boolean => existsSync(join(app, 'node_modules', name, 'package.json'));
   for (const name of Object.keys(pkg['dependencies'] ?? {})) t.ok(installed(name), `dependency ${name} is installed`);
@@ -205,6 +230,12 @@ void t.test('the image steps yield a gateway that serves, holds no dev dependenc
   const body = await res.body.text();
   t.equal(res.statusCode, 200, 'the proxied list page answers 200', { body });
   t.equal((JSON.parse(body) as { recordings: unknown[] }).recordings.length, 2, 'a page of two recordings');
+  const openapi = await request(`http://127.0.0.1:${adminPort}/openapi.json`);
+  t.equal(((await openapi.body.json()) as { openapi?: string }).openapi, '3.1.0', 'the image serves its OpenAPI description');
+  // recgw runs from the image with what it holds (the bin is dist/cli/main.js).
+  const recgw = spawn(process.execPath, ['dist/cli/main.js', 'purge', 'acme'], { cwd: app, env: { ...containerEnv, ADMIN_URL: `http://127.0.0.1:${adminPort}`, ADMIN_TOKEN: 'not-configured' }, stdio: 'ignore' });
+  const [recgwCode] = (await once(recgw, 'exit')) as [number | null];
+  t.equal(recgwCode, 1, 'recgw in the image reaches the admin API (purge refused: no token configured)');
 
   child.kill('SIGTERM');
   const [code, signal] = await exited;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 /** Ports for processes that cannot report the one they bound. */
-export { freePort } from '../../../src/bench/free-port.js';
+export { freePort } from '../../../bench/free-port.js';
 
 type Tap = { teardown(fn: () => unknown): void };
 
@@ -38,7 +38,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /**
  * The path of a main.js built from the current sources. A compiled tree elsewhere still finds
- * config/default.yaml and node_modules through links beside it, as dist/ does in the repository.
+ * config/default.yaml, openapi/ and node_modules through links beside it, as dist/ does in the repository.
  */
 export async function builtMain(): Promise<string> {
   const sources = sourceFiles(join(root, 'src'));
@@ -71,6 +71,7 @@ export async function builtMain(): Promise<string> {
       copyFileSync(join(root, 'package.json'), join(work, 'package.json'));
       symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
       symlinkSync(join(root, 'config'), join(work, 'config'));
+      symlinkSync(join(root, 'openapi'), join(work, 'openapi'));
       try {
         renameSync(work, target);
       } catch {

@@ -125,5 +125,6 @@ void t.test('the log level comes from the config file, and LOG_LEVEL overrides i
   await get(port);
   quiet.child.kill('SIGTERM');
   t.same(await quiet.exited, { code: 0, signal: null });
-  t.equal(quiet.stdout(), '', 'nothing below warn was written');
+  // Warn lines may appear (the simulator's 90 s URLs leave entries stale on arrival); nothing below.
+  t.same(quiet.lines().filter((l) => (l['level'] as number) < 40), [], 'nothing below warn was written');
 });

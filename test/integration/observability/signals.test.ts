@@ -85,7 +85,10 @@ void t.test('SIGHUP applies new TTLs and workspace overrides to the next entry; 
 void t.test('SIGTERM: the in-flight request completes with 200, /readyz says 503 meanwhile, then exit 0', async (t) => {
   const upstream = await sim(t);
   const key = upstream.keys['acme']![0]!;
-  const gw = await startGatewayProcess(t, { UPSTREAM_URL: upstream.baseUrlTemplate, ADMIN_TOKEN });
+  // No drain delay: this test is about the shutdown after it (drain.test.ts covers the delay).
+  const file = join(t.testdir(), 'gateway.yaml');
+  writeFileSync(file, 'server:\n  drainDelay: 0\n');
+  const gw = await startGatewayProcess(t, { GATEWAY_CONFIG: file, UPSTREAM_URL: upstream.baseUrlTemplate, ADMIN_TOKEN });
   const ready = await request(`http://127.0.0.1:${gw.adminPort}/readyz`);
   t.equal(ready.statusCode, 200);
   await ready.body.dump();

@@ -1,0 +1,115 @@
+/**
+ * The admin listener of a cluster primary (server.workers > 1). /metrics sums every worker's
+ * metrics; /healthz is the primary's own; POST /admin/purge goes to every ready worker, each
+ * applying it to its own L1 through its own Purger (with Redis as well, so no worker waits on
+ * the pub/sub announcement); every other path (/readyz included) is answered by one ready worker.
+ */
+import type { Worker } from 'node:cluster';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { forward, relay, type Answer } from './admin-forward.js';
+import { aggregateMetrics, type WorkerMetrics } from './aggregate-metrics.js';
+
+/** Admin bodies are small (a purge is under 4 KiB, which the worker enforces with its 413). */
+const MAX_FORWARDED_BODY = 64 * 1024;
+/** A worker's admin answer; a purge with Redis may wait on its command timeout and a retry. */
+const FORWARD_TIMEOUT_MS = 10_000;
+
+/** A worker that has reported ready, with the port of its own admin listener. */
+export interface ReadyWorker {
+  readonly worker: Worker;
+  readonly adminPort: number;
+}
+
+/** Collaborators of the primary's admin handler. */
+export interface PrimaryAdminDeps {
+  readonly logger: Logger;
+  /** The primary's own metrics (worker restarts, its process metrics). */
+  readonly registry: Registry;
+  readonly requests: WorkerMetrics;
+  /** Workers up and ready now. */
+  readonly ready: () => readonly ReadyWorker[];
+  /** True once the primary is shutting down. */
+  readonly stopping: () => boolean;
+}
+
+function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json; charset=utf-8'): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_FORWARDED_BODY) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size <= MAX_FORWARDED_BODY ? Buffer.concat(chunks) : undefined));
+    req.on('error', reject);
+  });
+}
+
+/** The answer a client gets for a purge every worker was asked to apply: the first refusal, a 5xx first. */
+function combine(answers: readonly Answer[]): Answer {
+  const failed = answers.filter((answer) => answer.status >= 300);
+  return failed.find((answer) => answer.status >= 500) ?? failed[0] ?? answers[0]!;
+}
+
+/** Builds the primary's admin 'request' listener. */
+export function primaryAdminHandler(deps: PrimaryAdminDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  let turn = 0;
+  const unavailable = (res: ServerResponse, path: string): void => {
+    if (path === '/readyz') return send(res, 503, { status: 'not-ready', workers: deps.ready().length });
+    if (path === '/admin/purge') return send(res, 503, { error: 'No worker confirmed the purge; retry (a repeated purge is harmless)', code: 'PURGE_UNAVAILABLE' });
+    send(res, 503, { error: 'No worker is ready', code: 'NOT_READY' });
+  };
+
+  const proxy = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    const body = await readBody(req);
+    if (body === undefined) {
+      res.setHeader('Connection', 'close');
+      return send(res, 413, { error: `Body must be at most ${MAX_FORWARDED_BODY} bytes`, code: 'PAYLOAD_TOO_LARGE' });
+    }
+    const ready = deps.ready();
+    // Shutting down: /readyz says so at once, whatever a draining worker would still answer.
+    if (ready.length === 0 || (path === '/readyz' && deps.stopping())) return unavailable(res, path);
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    // A purge must reach every worker's L1; anything else is the same answer from any of them.
+    const targets = path === '/admin/purge' && method === 'POST' ? ready : [ready[turn++ % ready.length]!];
+    try {
+      const answers = await Promise.all(targets.map(({ adminPort }) => forward(adminPort, method, url, req.headers, body, FORWARD_TIMEOUT_MS)));
+      relay(res, combine(answers));
+    } catch (error) {
+      deps.logger.error({ err: error, path }, 'a worker did not answer a forwarded admin request');
+      unavailable(res, path);
+    }
+  };
+
+  return (req, res) => {
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    if (path === '/healthz') return send(res, 200, { status: 'ok' });
+    if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      aggregateMetrics(
+        deps.ready().map(({ worker }) => worker),
+        deps.requests,
+        deps.registry,
+      ).then(
+        ({ text, contentType }) => send(res, 200, text, contentType),
+        (error: unknown) => {
+          deps.logger.error({ err: error }, 'metrics aggregation failed');
+          send(res, 500, { error: 'scrape failed' });
+        },
+      );
+      return;
+    }
+    proxy(req, res, path).catch((error: unknown) => {
+      deps.logger.error({ err: error, path }, 'admin request failed');
+      if (!res.headersSent) send(res, 500, { error: 'Internal error', code: 'INTERNAL' });
+    });
+  };
+}

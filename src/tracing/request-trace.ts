@@ -1,0 +1,79 @@
+/**
+ * The trace of one request: its span and the context its children start in. Two kinds: recorded
+ * (tracing.endpoint set: real spans, exported) and carried (no endpoint, but the client sent a
+ * traceparent: nothing is recorded, the trace id is only passed on to the upstream under a new
+ * span id, as W3C Trace Context asks of a participant that does not record).
+ */
+import { randomBytes } from 'node:crypto';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapSetter, trace, type Attributes, type Context, type Span, type SpanContext, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
+
+/** A span's OpenTelemetry kind; CLIENT for calls leaving the gateway (their ids go upstream). */
+export { SpanKind };
+
+/** One request's trace. */
+export class RequestTrace {
+  /** True when this request's spans are recorded (tracing on and sampled). */
+  readonly recording: boolean;
+
+  private constructor(
+    /** The request's span (non-recording when carried or not sampled). */
+    readonly span: Span,
+    private readonly ctx: Context,
+    private readonly tracer: Tracer | null,
+    private readonly propagator: TextMapPropagator,
+  ) {
+    this.recording = tracer !== null && span.isRecording();
+  }
+
+  /** A recorded trace: a SERVER span under the client's context (`parent`, possibly empty). */
+  static recorded(tracer: Tracer, propagator: TextMapPropagator, parent: Context, name: string, attributes: Attributes): RequestTrace {
+    const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+    return new RequestTrace(span, trace.setSpan(parent, span), tracer, propagator);
+  }
+
+  /** A carried trace: the client's span context, passed on but never recorded. */
+  static carried(propagator: TextMapPropagator, remote: SpanContext): RequestTrace {
+    const span = trace.wrapSpanContext(remote);
+    return new RequestTrace(span, trace.setSpan(ROOT_CONTEXT, span), null, propagator);
+  }
+
+  /**
+   * A child span of the request. When not recording (carried, or not sampled), only a CLIENT
+   * child gets a span of its own (a new span id for the upstream, the parent's sampled flag); the
+   * others are the request's non-recording span, so an unsampled request costs little more.
+   * `startTime` (performance.now()) backdates a span recorded once its outcome is known.
+   */
+  child(name: string, kind: SpanKind = SpanKind.INTERNAL, attributes?: Attributes, startTime?: number): Span {
+    if (this.recording && this.tracer !== null) {
+      return this.tracer.startSpan(name, { kind, ...(attributes === undefined ? {} : { attributes }), ...(startTime === undefined ? {} : { startTime }) }, this.ctx);
+    }
+    if (kind !== SpanKind.CLIENT) return this.span;
+    const parent = this.span.spanContext();
+    return trace.wrapSpanContext({ ...parent, spanId: randomBytes(8).toString('hex'), isRemote: false });
+  }
+
+  /** The traceparent (and tracestate) headers for a request sent under `span`. */
+  headers(span: Span): Record<string, string> {
+    const carrier: Record<string, string> = {};
+    this.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter);
+    return carrier;
+  }
+
+  /** Ends the request's span with its answer (a 5xx marks it an error). */
+  end(status: number, attributes: Attributes): void {
+    if (!this.recording) return;
+    this.span.setAttributes(attributes);
+    this.span.setAttribute('http.response.status_code', status);
+    if (status >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
+    this.span.end();
+  }
+}
+
+/** Ends a child span, marking it failed when `error` is given. */
+export function endSpan(span: Span, error?: unknown): void {
+  if (error !== undefined) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
+    if (error instanceof Error) span.setAttribute('error.type', (error as { code?: string }).code ?? error.name);
+  }
+  span.end();
+}
