@@ -2,6 +2,7 @@
  * Every error the gateway answers with: one registry of stable codes, statuses and messages,
  * so clients can classify on `code` and a 5xx body never carries internals.
  */
+import type { KeyHash } from './brands.js';
 
 /** The stable error codes, with the HTTP status and default message of each. */
 export const ERROR_CODES = {
@@ -17,6 +18,7 @@ export const ERROR_CODES = {
   MISSING_KEY: { status: 401, message: 'The X-Api-Key header is required' },
   INVALID_KEY: { status: 401, message: 'Invalid API key' },
   TOO_MANY_FAILED_KEYS: { status: 429, message: 'Too many failed API key attempts; retry later' },
+  QUOTA_EXCEEDED: { status: 429, message: 'This API key is over its request quota; retry later' },
   UPSTREAM_RATE_LIMITED: { status: 429, message: 'The recordings store is rate limiting requests; retry later' },
   UPSTREAM_UNREACHABLE: { status: 502, message: 'The recordings store is unreachable' },
   UPSTREAM_INVALID: { status: 502, message: 'The recordings store sent an invalid response' },
@@ -59,6 +61,18 @@ export class ValidationError extends GatewayError {
   constructor(parameter: string, message: string) {
     super('BAD_REQUEST', message);
     this.parameter = parameter;
+  }
+}
+
+/**
+ * The upstream refused a key (its 401 or 403): INVALID_KEY, naming the key that was refused, so
+ * a request that shared the fetch of another key never takes that refusal, nor its charge, for its own.
+ */
+export class KeyRefused extends GatewayError {
+  override name = 'KeyRefused';
+
+  constructor(readonly keyHash: KeyHash) {
+    super('INVALID_KEY');
   }
 }
 

@@ -1,15 +1,20 @@
 /**
- * The admin listener (DESIGN A7): /metrics, /healthz, /readyz and POST /admin/purge. It binds
+ * The admin listener (DESIGN A7, A8): /metrics, /healthz, /readyz, /openapi.json, POST /admin/purge
+ * and GET /admin/cache. It binds
  * to ADMIN_HOST (loopback by default) and never serves workspace data.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { parseRecordingId } from '../api/recording-id.js';
-import { asWorkspaceId } from '../brands.js';
-import type { Purger } from '../cache/purge.js';
+import type { PageLimits } from '../api/paging.js';
+import type { CacheReport } from '../cache/inspect.js';
+import type { ResourceKey } from '../cache/keys.js';
+import type { PurgeScope, Purger } from '../cache/purge.js';
 import type { SharedTier } from '../cache/shared-tier.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { WorkspaceId } from '../brands.js';
+import { parseCacheQuery } from './admin-cache-query.js';
+import { parsePurgeBody } from './purge-body.js';
 
 const MAX_PURGE_BODY = 4096;
 
@@ -23,6 +28,12 @@ export interface AdminDeps {
   readonly tokenHash: () => Buffer | null;
   /** Ready: config loaded, listening, not shutting down. */
   readonly ready: () => boolean;
+  /** The OpenAPI description as JSON text (GET /openapi.json). */
+  readonly openApi: string;
+  /** Page size bounds, for the defaults of GET /admin/cache's list form. */
+  readonly listing: () => PageLimits;
+  /** What the cache holds for one resource (GET /admin/cache). */
+  readonly inspect: (workspace: WorkspaceId, key: ResourceKey) => Promise<CacheReport>;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json; charset=utf-8'): void {
@@ -63,15 +74,38 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 /** Builds the admin 'request' listener. */
 export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const purge = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  /** Checks the bearer token; answers 403 (no token configured) or 401 and returns false when it fails. */
+  const authorized = (req: IncomingMessage, res: ServerResponse, what: 'Purge' | 'Inspection'): boolean => {
     const expected = deps.tokenHash();
-    if (expected === null) return send(res, 403, { error: 'Purge is disabled: no admin token is configured (set ADMIN_TOKEN)', code: 'PURGE_DISABLED' });
+    if (expected === null) {
+      send(res, 403, { error: `${what} is disabled: no admin token is configured (set ADMIN_TOKEN)`, code: 'PURGE_DISABLED' });
+      return false;
+    }
     const header = req.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
     if (!timingSafeEqual(hashToken(token), expected)) {
       res.setHeader('WWW-Authenticate', 'Bearer');
-      return send(res, 401, { error: 'A valid admin bearer token is required', code: 'ADMIN_UNAUTHORIZED' });
+      send(res, 401, { error: 'A valid admin bearer token is required', code: 'ADMIN_UNAUTHORIZED' });
+      return false;
     }
+    return true;
+  };
+
+  const inspect = async (req: IncomingMessage, res: ServerResponse, query: string): Promise<void> => {
+    if (!authorized(req, res, 'Inspection')) return;
+    const parsed = parseCacheQuery(query, deps.listing());
+    if (typeof parsed === 'string') return send(res, 400, { error: parsed, code: 'BAD_REQUEST' });
+    try {
+      const report = await deps.inspect(parsed.workspace, parsed.key);
+      return send(res, 200, { workspace: report.workspace, resource: parsed.resource, generation: report.generation, tiers: report.tiers });
+    } catch (error) {
+      deps.logger.error({ workspace: parsed.workspace, err: error }, 'cache inspection failed');
+      return send(res, 500, { error: 'Inspection failed', code: 'INTERNAL' });
+    }
+  };
+
+  const purge = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!authorized(req, res, 'Purge')) return;
     let body: unknown;
     try {
       body = JSON.parse(await readBody(req));
@@ -81,20 +115,20 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
         res.setHeader('Connection', 'close');
         return send(res, 413, { error: `Body must be at most ${MAX_PURGE_BODY} bytes`, code: 'PAYLOAD_TOO_LARGE' });
       }
-      return send(res, 400, { error: 'Body must be JSON: {"workspace": "...", "recording": "..."?}', code: 'BAD_REQUEST' });
+      return send(res, 400, { error: 'Body must be JSON: {"workspace": "...", "recording"?: "...", "lists"?: true, "page_number"?: n, "page_size"?: n}', code: 'BAD_REQUEST' });
     }
-    const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-    const workspace = typeof fields['workspace'] === 'string' ? asWorkspaceId(fields['workspace']) : undefined;
-    if (workspace === undefined) return send(res, 400, { error: '"workspace" must be a workspace name', code: 'BAD_REQUEST' });
-    let recording: string | null = null;
-    if (fields['recording'] !== undefined) {
-      recording = typeof fields['recording'] === 'string' ? (parseRecordingId(fields['recording']) ?? null) : null;
-      if (recording === null) return send(res, 400, { error: '"recording" must be a UUID or a public link code', code: 'BAD_REQUEST' });
-    }
+    const request = parsePurgeBody(body);
+    if (typeof request === 'string') return send(res, 400, { error: request, code: 'BAD_REQUEST' });
+    const { workspace, recording, lists, page } = request;
+    // One list page goes with all of them: list pages share one generation token per workspace,
+    // and drawing a new one is what keeps every instance from serving that page (a superset, never less).
+    const scope: PurgeScope = recording !== null ? { kind: 'recording', id: recording } : lists ? { kind: 'lists' } : { kind: 'workspace' };
+    const purged = lists ? { workspace, recording, lists: true, ...(page === null ? {} : page) } : { workspace, recording };
     try {
-      const generation = await deps.purger.purge(workspace, recording);
-      deps.logger.info({ workspace, recording, generation }, 'purged');
-      return send(res, 200, { purged: { workspace, recording }, generation });
+      // The 200 is sent only once the purge is in Redis's log (README, "The purge guarantee").
+      const generation = await deps.purger.purge(workspace, scope);
+      deps.logger.info({ workspace, recording, lists }, 'purged');
+      return send(res, 200, { purged, generation });
     } catch (error) {
       deps.logger.error({ workspace, err: error }, 'purge failed');
       return send(res, 503, { error: 'Purge could not be confirmed by the shared cache; retry (a repeated purge is harmless)', code: 'PURGE_UNAVAILABLE' });
@@ -102,7 +136,9 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
   };
 
   return (req, res) => {
-    const path = (req.url ?? '').split('?')[0];
+    const url = req.url ?? '';
+    const queryAt = url.indexOf('?');
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
     if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
       deps.metrics.scrape().then(
         (text) => send(res, 200, text, deps.metrics.registry.contentType),
@@ -114,11 +150,14 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       return;
     }
     if (path === '/healthz') return send(res, 200, { status: 'ok' });
+    if (path === '/openapi.json') return send(res, 200, deps.openApi, 'application/json; charset=utf-8');
     if (path === '/readyz') {
       const ready = deps.ready();
-      const redis = deps.l2 === null ? 'not-configured' : deps.l2.up ? 'up' : 'down';
-      // Redis down is degraded, not unready: the gateway still answers from L1 and the upstream.
-      return send(res, ready ? 200 : 503, { status: ready ? (redis === 'down' ? 'degraded' : 'ready') : 'not-ready', redis });
+      // Full (writes refused, reads answered) is told apart from down: L2 still serves what it holds.
+      const redis = deps.l2 === null ? 'not-configured' : !deps.l2.up ? 'down' : deps.l2.full === true ? 'full' : 'up';
+      // Redis down or full is degraded, not unready: the gateway still answers from L1 and the upstream.
+      const degraded = redis === 'down' || redis === 'full';
+      return send(res, ready ? 200 : 503, { status: ready ? (degraded ? 'degraded' : 'ready') : 'not-ready', redis });
     }
     if (path === '/admin/purge') {
       if (req.method !== 'POST') {
@@ -126,6 +165,14 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
         return send(res, 405, { error: 'Use POST', code: 'METHOD_NOT_ALLOWED' });
       }
       void purge(req, res);
+      return;
+    }
+    if (path === '/admin/cache') {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.setHeader('Allow', 'GET');
+        return send(res, 405, { error: 'Use GET', code: 'METHOD_NOT_ALLOWED' });
+      }
+      void inspect(req, res, queryAt === -1 ? '' : url.slice(queryAt + 1));
       return;
     }
     send(res, 404, { error: 'Not found', code: 'NOT_FOUND' });

@@ -11,6 +11,7 @@ import { configWith, mergeConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
 import { captureLogs } from './capture-logs.js';
+import { openApiContract, type OpenApiContract } from './openapi-contract.js';
 
 type Tap = { teardown(fn: () => unknown): void };
 
@@ -47,13 +48,20 @@ export interface TestGateway {
   key(workspace?: string): string;
 }
 
-async function reply(res: Awaited<ReturnType<typeof request>>): Promise<Reply> {
+/**
+ * Reads a response and validates it against the OpenAPI description (openapi-contract.ts): a
+ * reply the document does not describe fails the test that received it.
+ */
+async function reply(contract: OpenApiContract, res: Awaited<ReturnType<typeof request>>, listener: 'public' | 'admin', method: string, path: string): Promise<Reply> {
   const text = await res.body.text();
+  contract.check({ listener, method, path, status: res.statusCode, headers: res.headers, text });
   return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
 }
 
 /** Starts a gateway (and a simulator unless one is given). */
 export async function startGateway(t: Tap, options: GatewayOptions = {}): Promise<TestGateway> {
+  // Built before the first request, so validating replies puts no pause between a test's requests.
+  const contract = openApiContract();
   const sim = options.sim ?? (await startSimulator(options.simOptions));
   if (options.sim === undefined) t.teardown(() => sim.close());
   const logs = captureLogs();
@@ -91,11 +99,11 @@ export async function startGateway(t: Tap, options: GatewayOptions = {}): Promis
         method,
         headers: { host: `${workspace}.localhost:${port}`, ...(apiKey === null || apiKey === undefined ? {} : { 'x-api-key': apiKey }), ...headers },
       });
-      return reply(res);
+      return reply(contract, res, 'public', method, path);
     },
     async admin(path, { method = 'GET', body, headers = {} } = {}) {
       const res = await request(`http://127.0.0.1:${adminPort}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
-      return reply(res);
+      return reply(contract, res, 'admin', method, path);
     },
   };
 }

@@ -1,0 +1,78 @@
+/**
+ * The admin API as recgw sees it: ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT, 9091) and
+ * ADMIN_TOKEN from the environment. The token goes only into the Authorization header: no
+ * message, error or output ever contains it.
+ */
+import { UsageError } from './args.js';
+
+/** The admin API could not be reached (refused, timed out, not HTTP); exit code 3. */
+export class Unreachable extends Error {
+  override name = 'Unreachable';
+}
+
+/** One answer of the admin API. */
+export interface AdminAnswer {
+  readonly status: number;
+  /** The parsed JSON body (undefined when it was not JSON). */
+  readonly body: unknown;
+}
+
+const TIMEOUT_MS = 10_000;
+
+/** A client for one admin listener. */
+export class AdminClient {
+  private readonly base: URL;
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {
+    const raw = env['ADMIN_URL'] || `http://127.0.0.1:${env['ADMIN_PORT'] || '9091'}`;
+    let base: URL;
+    try {
+      base = new URL(raw);
+    } catch {
+      throw new UsageError(`ADMIN_URL is not a URL: ${raw.slice(0, 200)}`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError('ADMIN_URL must be an http:// or https:// URL');
+    // Credentials in the URL would be printed with it in messages; the token belongs in ADMIN_TOKEN.
+    if (base.username !== '' || base.password !== '') throw new UsageError('ADMIN_URL must not carry credentials; set ADMIN_TOKEN');
+    this.base = base;
+  }
+
+  /** Where requests go (for messages). */
+  get origin(): string {
+    return this.base.origin;
+  }
+
+  /** Sends one request with the bearer token; rejects with Unreachable when no HTTP answer came. */
+  async send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<AdminAnswer> {
+    const token = this.env['ADMIN_TOKEN'];
+    if (!token) throw new UsageError('ADMIN_TOKEN is not set (the gateway\'s admin bearer token)');
+    const url = new URL(path, this.base);
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+      throw new Unreachable(`cannot reach the admin API at ${this.base.origin} (${cause})`);
+    }
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, body: parsed };
+  }
+}
+
+/** The `error` message of an admin error body, or the status. */
+export function errorMessage(answer: AdminAnswer): string {
+  const body = answer.body as { error?: unknown; code?: unknown } | undefined;
+  const message = typeof body?.error === 'string' ? body.error : `HTTP ${answer.status}`;
+  return typeof body?.code === 'string' ? `${message} (${body.code})` : message;
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+/**
+ * recgw: the operator's command for a running gateway and its configuration.
+ *   recgw purge <workspace> [<recording> | --lists | --page-number N --page-size N]   POST /admin/purge
+ *   recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]   GET /admin/cache
+ *   recgw hash-key [--workspace <name>] < key      SHA-256 for auth.keyFile
+ *   recgw check-config                             validate YAML + environment as start-up does
+ * --json on any command prints one JSON object on stdout. Exit codes: 0 done, 1 refused or
+ * invalid, 2 usage, 3 admin API unreachable.
+ */
+import { Unreachable } from './admin-client.js';
+import { parseArgs, UsageError } from './args.js';
+import { EXIT, type Output } from './output.js';
+
+const USAGE = `usage: recgw <command> [options]
+
+commands:
+  purge <workspace> [<recording>]      purge a workspace, or one recording (UUID or link code), on every instance
+        <workspace> --lists             every list page of the workspace (recordings stay)
+        <workspace> --page-number N --page-size N   one list page (with every list page)
+  inspect <workspace> [<recording>]    what L1 and L2 hold for a recording, or a list page with
+          [--page-number N] [--page-size N]   (defaults: page 1, listing.defaultPageSize)
+  hash-key [--workspace <name>]        read an API key on stdin, print its SHA-256 for auth.keyFile
+  check-config                         validate config/default.yaml, GATEWAY_CONFIG and the environment as start-up does
+
+options:
+  --json        one JSON object on stdout, for scripts
+  --help        this text
+
+environment:
+  ADMIN_URL     the admin listener (default http://127.0.0.1:$ADMIN_PORT, port 9091)
+  ADMIN_TOKEN   the admin bearer token (purge, inspect)
+
+exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable`;
+
+const VALUE_FLAGS = new Set(['page-number', 'page-size', 'workspace']);
+
+/** Runs one command line; resolves with the exit code. */
+export async function run(argv: readonly string[], env: NodeJS.ProcessEnv, output: Omit<Output, 'json'>, stdin: NodeJS.ReadStream): Promise<number> {
+  let json = false;
+  try {
+    const args = parseArgs(argv, VALUE_FLAGS);
+    json = args.switches.has('json');
+    const out: Output = { ...output, json };
+    if (args.switches.has('help') || args.command === 'help') {
+      output.out(USAGE);
+      return EXIT.ok;
+    }
+    // Each command loads only its own modules: check-config pulls in the whole gateway, the
+    // others need none of it, and an operator's purge should not wait for that.
+    switch (args.command) {
+      case 'purge':
+        return await (await import('./purge.js')).purgeCommand(args, env, out);
+      case 'inspect':
+        return await (await import('./inspect.js')).inspectCommand(args, env, out);
+      case 'hash-key': {
+        const { hashKeyCommand, readKeyFrom } = await import('./hash-key.js');
+        return await hashKeyCommand(args, readKeyFrom(stdin, (text) => process.stderr.write(text)), out);
+      }
+      case 'check-config':
+        return await (await import('./check-config.js')).checkConfigCommand(args, env, out);
+      default:
+        throw new UsageError(args.command === undefined ? 'no command given' : `unknown command "${args.command.slice(0, 40)}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      output.err(`recgw: ${error.message}`);
+      if (!json) output.err('run "recgw --help" for usage');
+      return EXIT.usage;
+    }
+    if (error instanceof Unreachable) {
+      output.err(`recgw: ${error.message}`);
+      return EXIT.unreachable;
+    }
+    throw error;
+  }
+}
+
+run(process.argv.slice(2), process.env, { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) }, process.stdin).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`recgw: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,81 @@
+/**
+ * Per-key quotas (limits.perKey, off by default; overrides under workspaces.<name>.limits):
+ * each request with an API key counts against that key's quota in its workspace, cache hits
+ * included, since the quota guards the gateway and the tenants' fair share, not only the
+ * upstream. Counted in Redis when there is one (one GCRA script per request, shared by every
+ * instance); per instance while Redis cannot answer, or without it.
+ */
+import type { KeyHash, WorkspaceId } from '../brands.js';
+import type { SharedTier } from '../cache/shared-tier.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { QuotaDecision, QuotaPolicy } from './gcra.js';
+import { LocalQuotas } from './local-quotas.js';
+
+/** Collaborators of the quotas. */
+export interface QuotasDeps {
+  readonly l2: SharedTier | null;
+  readonly clock: Clock;
+  readonly metrics: GatewayMetrics;
+  /** limits.perKey.maxLocalKeys: keys tracked per instance while counting locally. */
+  readonly maxLocalKeys: number;
+}
+
+/** The quota service of one app. */
+export class Quotas {
+  private readonly local: LocalQuotas;
+  /** The config the memo below was made from: a reload brings a new object, and a fresh memo. */
+  private config: Config | undefined;
+  private anyOn = false;
+  private readonly policies = new Map<WorkspaceId, QuotaPolicy | null>();
+  /** The four series, resolved once: every request with a quota counts in one of them. */
+  private readonly counted;
+
+  constructor(private readonly deps: QuotasDeps) {
+    this.local = new LocalQuotas(deps.maxLocalKeys);
+    const series = (result: 'allowed' | 'limited', source: 'redis' | 'local') => deps.metrics.quotaDecisions.labels({ result, source });
+    this.counted = {
+      redis: { allowed: series('allowed', 'redis'), limited: series('limited', 'redis') },
+      local: { allowed: series('allowed', 'local'), limited: series('limited', 'local') },
+    };
+  }
+
+  /**
+   * The quota in force for a workspace, or null when there is none. With quotas off everywhere
+   * this is one comparison and one boolean: the hit path stays as it is.
+   */
+  policyFor(workspace: WorkspaceId, config: Config): QuotaPolicy | null {
+    if (config !== this.config) this.remember(config);
+    if (!this.anyOn) return null;
+    let policy = this.policies.get(workspace);
+    if (policy === undefined) {
+      policy = resolvePolicy(workspace, config);
+      this.policies.set(workspace, policy);
+    }
+    return policy;
+  }
+
+  /** Counts one request of a key and decides it: in Redis, or here when Redis cannot answer. */
+  async take(workspace: WorkspaceId, keyHash: KeyHash, policy: QuotaPolicy): Promise<QuotaDecision> {
+    const shared = this.deps.l2?.quota === undefined ? undefined : await this.deps.l2.quota(workspace, keyHash, policy);
+    const decision = shared ?? this.local.take(`${workspace}\n${keyHash}`, this.deps.clock.now(), policy);
+    this.counted[shared === undefined ? 'local' : 'redis'][decision.allowed ? 'allowed' : 'limited'].inc();
+    return decision;
+  }
+
+  private remember(config: Config): void {
+    this.config = config;
+    this.policies.clear();
+    this.anyOn = config.limits.perKey.requests !== null || Object.values(config.workspaces).some((overrides) => overrides.limits?.perKey?.requests !== undefined);
+  }
+}
+
+/** The default policy, or the workspace's override of it (its requests, its window, or both). */
+function resolvePolicy(workspace: WorkspaceId, config: Config): QuotaPolicy | null {
+  const base = config.limits.perKey;
+  const override = config.workspaces[workspace]?.limits?.perKey;
+  const requests = override?.requests ?? base.requests;
+  if (requests === null) return null;
+  return { name: override === undefined ? 'default' : 'workspace', requests, windowMs: override?.window ?? base.window };
+}
