@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.tap/', 'coverage/'] },
+  { ignores: ['dist/', 'dist-bench/', 'node_modules/', '.tap/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -30,5 +30,6 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
-  { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  // Plain JavaScript tools that run with node alone (no build), outside the TypeScript project.
+  { files: ['eslint.config.js', 'deploy/**/*.mjs', 'scripts/**/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );

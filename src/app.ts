@@ -13,19 +13,26 @@ import { EntryFactory } from './cache/entry-factory.js';
 import { Generations } from './cache/generations.js';
 import { L1Cache } from './cache/l1.js';
 import { Purger } from './cache/purge.js';
+import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
 import { createRedisTier } from './cache/redis-tier.js';
 import { makeSettings, type Settings } from './cache/settings.js';
+import { StaleOnArrival } from './cache/stale-on-arrival.js';
 import type { SharedTier } from './cache/shared-tier.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
+import { restartOnlyChanges } from './config/restart-only.js';
 import { readSecretFile } from './config/secret-file.js';
 import { adminHandler, hashToken } from './http/admin-handler.js';
 import { onClientError } from './http/client-error.js';
+import { closeConnectionsAfterEachResponse, drainWait, type DrainWait } from './http/drain.js';
 import { PublicHandler } from './http/public-handler.js';
+import { Quotas } from './limits/quotas.js';
 import { GatewayMetrics } from './observability/metrics.js';
+import { openApiJson } from './openapi/document.js';
 import { createSigner } from './signing/create-signer.js';
 import type { UrlSigner } from './signing/types.js';
+import { Tracing } from './tracing/tracing.js';
 import { createUpstream } from './upstream/client.js';
 import type { Upstream } from './upstream/types.js';
 
@@ -48,12 +55,24 @@ export interface App {
   readonly l1: L1Cache;
   readonly l2: SharedTier | null;
   readonly readThrough: ReadThrough;
+  /** Trace context and spans (tracing.*; restart-only). */
+  readonly tracing: Tracing;
+  /** The purge generations this instance holds (tests and benchmarks watch its sync). */
+  readonly generations: Generations;
   /** The settings in force (config plus derived values). */
   settings(): Settings;
-  /** Applies a new config's reloadable parts (TTLs, overrides, signing, key files); throws when it cannot. */
-  reload(config: Config): void;
+  /**
+   * Applies a new config's reloadable parts (TTLs, overrides, signing, key files); throws when it
+   * cannot. Returns the restart-only keys that differ from the running process's (not applied).
+   */
+  reload(config: Config): readonly string[];
   /** Marks the app ready (main calls it once both listeners are up). */
   markReady(): void;
+  /**
+   * SIGTERM (DESIGN A8): /readyz answers 503 at once, the public listener keeps serving for
+   * server.drainDelay, then close(). Idempotent; close() during the delay cuts it short.
+   */
+  drain(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish within server.shutdownGrace, closes pools and Redis. */
   close(): Promise<void>;
 }
@@ -83,21 +102,30 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     deps.sharedTier !== undefined
       ? deps.sharedTier
       : initial.cache.redis.url !== null || initial.cache.redis.nodes.length > 0
-        ? createRedisTier(initial.cache.redis, { metrics, logger: logger.child({ component: 'redis' }), clock })
+        ? createRedisTier(initial.cache.redis, {
+            metrics,
+            logger: logger.child({ component: 'redis' }),
+            clock,
+            purgeLog: { logLength: initial.cache.purge.logLength, pollInterval: initial.cache.purge.pollInterval },
+          })
         : null;
   const l1 = new L1Cache(initial.cache.l1.maxBytes, metrics);
-  const generations = new Generations(l2, () => clock.now());
+  const generations = new Generations({ shared: l2, maxWorkspaces: initial.cache.purge.maxWorkspaces, maxLagMs: initial.cache.purge.maxLag });
   const verdicts = new Verdicts(l2, metrics, () => ({ valid: settings.config.auth.validTtl, invalid: settings.config.auth.invalidTtl }));
   const limiter = new FailedKeyLimiter(() => settings.config.auth.failedKeyLimit, initial.auth.failedKeyLimit.maxClients);
   const staticKeysFor = (config: Config): StaticKeys | null =>
-    config.auth.keyFile === null ? null : new StaticKeys(config.auth.keyFile, logger.child({ component: 'auth' }), () => clock.now());
+    config.auth.keyFile === null
+      ? null
+      : new StaticKeys(config.auth.keyFile, logger.child({ component: 'auth' }), () => clock.now(), (result) => metrics.keyFileReloads.inc({ result }));
   let staticKeys = staticKeysFor(initial);
-  const factory = new EntryFactory(current, metrics);
+  const factory = new EntryFactory(current, metrics, new StaleOnArrival(logger.child({ component: 'cache' }), () => clock.now()));
   const readThrough = new ReadThrough({ l1, l2, generations, factory, verdicts, settings: current, clock, metrics, logger: logger.child({ component: 'cache' }) });
-  const purger = new Purger(l1, l2, generations, readThrough);
+  const purger = new Purger(l2, generations, readThrough);
 
   const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
-  const publicHandler = new PublicHandler({ settings: current, readThrough, upstream, keys, clock, metrics, logger });
+  const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));
+  const quotas = new Quotas({ l2, clock, metrics, maxLocalKeys: initial.limits.perKey.maxLocalKeys });
+  const publicHandler = new PublicHandler({ settings: current, readThrough, upstream, keys, quotas, clock, metrics, logger, tracing });
   const { server: serverConfig } = initial;
   const server = createServer(
     {
@@ -115,12 +143,25 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     publicHandler.handle,
   );
   server.on('clientError', onClientError);
+  answerHalfClosedClients(server);
 
   let ready = false;
   let closing: Promise<void> | undefined;
+  let draining: Promise<void> | undefined;
+  let drainDelay: DrainWait | undefined;
   let tokenHash = initial.admin.token === null ? null : hashToken(initial.admin.token);
   const admin = createServer(
-    adminHandler({ metrics, purger, l2, logger: logger.child({ component: 'admin' }), tokenHash: () => tokenHash, ready: () => ready }),
+    adminHandler({
+      metrics,
+      purger,
+      l2,
+      logger: logger.child({ component: 'admin' }),
+      tokenHash: () => tokenHash,
+      ready: () => ready,
+      openApi: openApiJson(),
+      listing: () => settings.config.listing,
+      inspect: (workspace, key) => inspectCache(readThrough, () => (l2 === null ? null : l2.up), workspace, key, clock.now()),
+    }),
   );
 
   return {
@@ -130,10 +171,16 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     l1,
     l2,
     readThrough,
+    tracing,
+    generations,
     settings: current,
     reload(config) {
       const next = makeSettings(config, signerFor);
       const nextKeys = staticKeysFor(config);
+      // Past the checks that can reject the file. Listeners, pools, the Redis connection and the
+      // logger were built from the start-up config: a change to them is named, not applied.
+      const notApplied = restartOnlyChanges(initial, config);
+      for (const key of notApplied) logger.warn({ key }, 'configuration key changed but applies only after a restart; the running value stays');
       const previousAuth = settings.config.auth;
       settings = next;
       staticKeys = nextKeys;
@@ -142,16 +189,32 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       // next request only if those go. Any other reload keeps them, so clients are not all sent
       // back to L2 or the upstream to re-prove their keys.
       if (config.auth.validTtl !== previousAuth.validTtl || config.auth.invalidTtl !== previousAuth.invalidTtl) verdicts.clear();
+      return notApplied;
     },
     markReady() {
       ready = true;
     },
-    close() {
-      // Idempotent: a second signal, or a test's teardown after its own close, shares the first.
-      closing ??= shutdown();
-      return closing;
+    drain() {
+      draining ??= (async () => {
+        // Not ready from this moment: the load balancer's next probe takes the instance out,
+        // while requests it still routes here during the delay are served as usual.
+        ready = false;
+        closeConnectionsAfterEachResponse(server);
+        drainDelay = drainWait(settings.config.server.drainDelay);
+        await drainDelay.done;
+        await close();
+      })();
+      return draining;
     },
+    close,
   };
+
+  function close(): Promise<void> {
+    drainDelay?.cut();
+    // Idempotent: a second signal, or a test's teardown after its own close, shares the first.
+    closing ??= shutdown();
+    return closing;
+  }
 
   /** Stops accepting, lets in-flight requests finish within server.shutdownGrace, closes pools and Redis. */
   async function shutdown(): Promise<void> {
@@ -178,8 +241,23 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     const adminClosed = closeServer(admin);
     admin.closeAllConnections();
     await adminClosed;
+    // Spans still queued are exported last: they include the requests just drained.
     await Promise.all([upstream.close(), l2?.close()]);
+    await tracing.close();
   }
+}
+
+/**
+ * A client may send its request and then half-close (FIN): it still reads (RFC 9112 §9.6 lets a
+ * client close its sending side). Node's server treats that FIN as the end of the exchange by
+ * default: it aborts the request and ends the socket, so an answer that needs an upstream fetch
+ * was never sent (a hit was, written before the FIN was read). `httpAllowHalfOpen` is Node's own
+ * switch for this (a plain property of http.Server since 0.x, not in its typings): with it, the
+ * server ends the socket after the last response instead. A client that is really gone still
+ * destroys the response, and only that is logged as CLIENT_CLOSED. half-closed.test.ts pins it.
+ */
+function answerHalfClosedClients(server: Server): void {
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { packageFile } from '../package-file.js';
 import { configSchema, type Config } from './schema.js';
 
-const DEFAULT_FILE = new URL('../../config/default.yaml', import.meta.url);
+const DEFAULT_FILE = packageFile('config/default.yaml');
 
 type Plain = Record<string, unknown>;
 
@@ -64,6 +65,9 @@ function fromEnv(env: NodeJS.ProcessEnv): { over: Plain; sources: Map<string, st
     ['UPSTREAM_URL', ['upstream', 'baseUrl'], String],
     ['REDIS_URL', ['cache', 'redis', 'url'], String],
     ['LOG_LEVEL', ['log', 'level'], String],
+    ['WORKERS', ['server', 'workers'], numberOrRaw],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', ['tracing', 'endpoint'], String],
+    ['OTEL_SERVICE_NAME', ['tracing', 'serviceName'], String],
   ];
   for (const [name, path, convert] of mapping) {
     const raw = env[name];

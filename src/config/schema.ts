@@ -3,6 +3,7 @@
  * `config/default.yaml` supplies every value, so every field here is required; unknown keys are
  * rejected so a typo in an operator's file is reported instead of silently ignored.
  */
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseBytes, parseDuration } from './duration.js';
 
@@ -29,6 +30,10 @@ const bytes = z
   });
 
 const port = z.number().int().min(0).max(65535);
+/** Far above any pod's core count: a larger number is a typo, not a plan. */
+const MAX_WORKERS = 256;
+/** server.workers: a count, or `auto` for every core this process may use (cgroup-aware since Node 18.14). */
+const workers = z.union([z.number().int().min(1).max(MAX_WORKERS), z.literal('auto').transform(() => availableParallelism())]);
 /** One lower-case DNS label: the shape of a workspace name (DESIGN A2). */
 const WORKSPACE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** Cap on metrics.workspaceLabel, so the label stays an allow-list and cardinality stays bounded. */
@@ -46,11 +51,15 @@ const ttlOverrides = z.strictObject({
   notFound: duration.optional(),
 });
 
-/** Per-workspace overrides: any cache timing may differ for one workspace. */
+/** A quota window: whole seconds at least, since the RateLimit headers count in seconds. */
+const quotaWindow = duration.refine((ms) => ms >= 1000, 'must be at least 1s');
+
+/** Per-workspace overrides: any cache timing, and the per-key quota, may differ for one workspace. */
 const workspaceOverrides = z.strictObject({
   ttl: ttlOverrides.optional(),
   staleWhileRevalidate: duration.optional(),
   staleIfError: duration.optional(),
+  limits: z.strictObject({ perKey: z.strictObject({ requests: z.number().int().min(1).optional(), window: quotaWindow.optional() }) }).optional(),
 });
 
 const signerSchema = z.discriminatedUnion('scheme', [
@@ -88,7 +97,11 @@ export const configSchema = z
       requestTimeout: duration,
       keepAliveTimeout: duration,
       maxHeaderBytes: bytes,
+      /** On SIGTERM: how long /readyz answers 503 while the public listener keeps serving (DESIGN A8). */
+      drainDelay: duration,
       shutdownGrace: duration,
+      /** Processes serving the public listener (node:cluster); 1 runs no cluster at all. */
+      workers,
     }),
     admin: z.strictObject({
       port,
@@ -134,6 +147,12 @@ export const configSchema = z
       staleIfError: duration,
       compressMinBytes: bytes,
       distributedLock: z.strictObject({ enabled: z.boolean(), ttl: duration, wait: duration }),
+      purge: z.strictObject({
+        maxLag: duration.refine((ms) => ms >= 100, 'at least 100ms'),
+        pollInterval: duration.refine((ms) => ms >= 10, 'at least 10ms'),
+        logLength: z.number().int().min(100),
+        maxWorkspaces: z.number().int().min(100),
+      }),
     }),
     workspaces: z.record(z.string(), workspaceOverrides).superRefine((workspaces, ctx) => {
       for (const name of Object.keys(workspaces)) {
@@ -162,6 +181,15 @@ export const configSchema = z
       .refine((signing) => signing.minRemaining < signing.validity, { path: ['minRemaining'], message: 'must be shorter than signing.validity' })
       // A signer limited to no host would never sign anything: a mistake, not a setting.
       .refine((signing) => signing.signer === null || signing.hosts.length > 0, { path: ['hosts'], message: 'must list at least one host when signing.signer is set' }),
+    limits: z.strictObject({
+      /** Per-key quotas: `requests` per `window` for each API key in each workspace; requests null turns them off. */
+      perKey: z.strictObject({
+        requests: z.number().int().min(1).nullable(),
+        window: quotaWindow,
+        /** Keys counted per instance while Redis cannot answer (oldest forgotten first). */
+        maxLocalKeys: z.number().int().min(1),
+      }),
+    }),
     metrics: z.strictObject({
       /**
        * Workspaces broken out in a `workspace` label (all others count as `other`). A short
@@ -173,6 +201,18 @@ export const configSchema = z
     }),
     log: z.strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    }),
+    tracing: z.strictObject({
+      /** OTLP/HTTP base URL (the exporter posts to <endpoint>/v1/traces); null: spans are not recorded. */
+      endpoint: z
+        .string()
+        .url()
+        .refine((url) => /^https?:\/\//.test(url), 'must be an http:// or https:// URL (OTLP/HTTP)')
+        .nullable(),
+      /** Share of new traces sampled (0…1); a request with a parent follows its parent's decision. */
+      sampleRatio: z.number().min(0).max(1),
+      /** The service.name resource attribute of every span. */
+      serviceName: z.string().min(1),
     }),
   })
   .superRefine((config, ctx) => {

@@ -1,6 +1,6 @@
 // wrk's report is read in milliseconds whatever unit it prints, and a short report is refused.
 import t from 'tap';
-import { parseWrk, wrkMs } from '../../../src/bench/wrk.js';
+import { parseWrk, wrkMs } from '../../../bench/wrk.js';
 
 const REPORT = `Running 5s test @ http://127.0.0.1:40000/api/external/v2/recordings
   1 threads and 50 connections
