@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { settingsFromEnv, type CaseResult } from './context.js';
 import { Harness, LOAD_CPU } from './harness.js';
-import { hitCase, signedCase } from './hit-cases.js';
+import { hitCase, longHitCase, signedCase } from './hit-cases.js';
 import { memoryCase } from './memory-case.js';
 import { missCase } from './miss-case.js';
 import { quotaCase } from './quota-case.js';
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     // Main simulator: 2 workspaces of 2000 recordings, URLs valid for an hour (no refresh churn).
     const sim = await h.sim({ workspaces: ['acme', 'globex'], recordingsPerWorkspace: 2000, urlScheme: 'cloud-cdn', urlLifetimeMs: 3_600_000 });
     await step('l1-hit', () => hitCase(h, sim, 'l1'));
+    await step('l1-hit-long', () => longHitCase(h, sim));
     await step('l2-hit', () => hitCase(h, sim, 'l2'));
     await step('miss-path', () => missCase(h, sim));
     await step('mixed', () => mixedCase(h, sim));
