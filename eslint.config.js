@@ -11,7 +11,10 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
       'no-console': ['error', { allow: ['error'] }],
@@ -31,5 +34,8 @@ export default tseslint.config(
     },
   },
   // Plain JavaScript tools that run with node alone (no build), outside the TypeScript project.
-  { files: ['eslint.config.js', 'deploy/**/*.mjs', 'scripts/**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['eslint.config.js', 'deploy/**/*.mjs', 'scripts/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
 );

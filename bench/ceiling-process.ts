@@ -29,13 +29,24 @@ serveCommands({
    * `busyMicros` > 0 makes a reference instead: the ceiling plus that much CPU spent per request,
    * to show what a server adding a given amount of work per request reaches.
    */
-  async start({ answers, busyMicros }: { answers: RecordedAnswer[]; busyMicros: number }): Promise<{ port: number }> {
+  async start({
+    answers,
+    busyMicros,
+  }: {
+    answers: RecordedAnswer[];
+    busyMicros: number;
+  }): Promise<{ port: number }> {
     const canned = new Map<string, Canned>();
-    for (const answer of answers) canned.set(answer.path, { status: answer.status, headers: answer.headers.flat(), body: Buffer.from(answer.body, 'base64') });
+    for (const answer of answers)
+      canned.set(answer.path, {
+        status: answer.status,
+        headers: answer.headers.flat(),
+        body: Buffer.from(answer.body, 'base64'),
+      });
     const first = canned.values().next().value as Canned;
     const busyMs = busyMicros / 1000;
     const server = createServer((req, res) => {
-      if (busyMs > 0) for (const until = performance.now() + busyMs; performance.now() < until; );
+      if (busyMs > 0) for (const until = performance.now() + busyMs; performance.now() < until;);
       const answer = canned.get(req.url ?? '') ?? first;
       res.writeHead(answer.status, answer.headers as unknown as OutgoingHttpHeaders);
       res.end(answer.body);

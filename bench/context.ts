@@ -71,7 +71,11 @@ export interface CaseResult {
 const NODE_ADDED = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
 
 /** GETs a path and records status, headers (as sent) and body, for the ceiling to replay. */
-export function recordAnswer(port: number, path: string, headers: Record<string, string>): Promise<RecordedAnswer> {
+export function recordAnswer(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<RecordedAnswer> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -82,7 +86,12 @@ export function recordAnswer(port: number, path: string, headers: Record<string,
           const name = res.rawHeaders[i]!;
           if (!NODE_ADDED.has(name.toLowerCase())) pairs.push([name, res.rawHeaders[i + 1]!]);
         }
-        resolve({ path, status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('base64') });
+        resolve({
+          path,
+          status: res.statusCode ?? 0,
+          headers: pairs,
+          body: Buffer.concat(chunks).toString('base64'),
+        });
       });
       res.on('error', reject);
     });
@@ -118,9 +127,19 @@ export interface Compared {
  * rounds by default rather than two long ones: a run disturbed by the host moves a median of
  * four much less than a median of two.
  */
-export async function compare(settings: BenchSettings, variants: readonly Variant[]): Promise<Compared[]> {
+export async function compare(
+  settings: BenchSettings,
+  variants: readonly Variant[],
+): Promise<Compared[]> {
   const load = (variant: Variant, durationSec: number): Promise<LoadResult> =>
-    hammer({ port: variant.port, path: variant.path, headers: variant.headers, connections: settings.connections, durationSec, tool: settings.load });
+    hammer({
+      port: variant.port,
+      path: variant.path,
+      headers: variant.headers,
+      connections: settings.connections,
+      durationSec,
+      tool: settings.load,
+    });
   for (const variant of variants) await load(variant, settings.warmupSec);
   const runs = variants.map(() => [] as LoadResult[]);
   const cpu = variants.map(() => [] as number[]);
@@ -137,7 +156,10 @@ export async function compare(settings: BenchSettings, variants: readonly Varian
     const own = runs[i]!;
     for (const run of own) {
       const bad = run.requests - (run.statuses['200'] ?? 0);
-      if (bad > 0 || run.errors > 0) throw new Error(`${variant.label}: ${bad} non-200 answers, ${run.errors} errors (${JSON.stringify(run.statuses)})`);
+      if (bad > 0 || run.errors > 0)
+        throw new Error(
+          `${variant.label}: ${bad} non-200 answers, ${run.errors} errors (${JSON.stringify(run.statuses)})`,
+        );
     }
     return {
       label: variant.label,
@@ -159,10 +181,17 @@ export function rowOf(compared: Compared, reference?: Compared): Row {
   }
   if (Number.isFinite(compared.cpuPerRequest)) {
     extra['cpuUsPerReq'] = round(compared.cpuPerRequest, 1);
-    if (reference !== undefined && Number.isFinite(reference.cpuPerRequest)) extra['cpuRatio'] = round(compared.cpuPerRequest / reference.cpuPerRequest, 3);
+    if (reference !== undefined && Number.isFinite(reference.cpuPerRequest))
+      extra['cpuRatio'] = round(compared.cpuPerRequest / reference.cpuPerRequest, 3);
   }
   extra['runsRps'] = compared.runs.length;
-  return { label: compared.label, rps: Math.round(compared.rps), p50: round(compared.p50, 3), p99: round(compared.p99, 3), extra };
+  return {
+    label: compared.label,
+    rps: Math.round(compared.rps),
+    p50: round(compared.p50, 3),
+    p99: round(compared.p99, 3),
+    extra,
+  };
 }
 
 /** Rounds to `digits` decimals. */

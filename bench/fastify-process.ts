@@ -29,7 +29,8 @@ interface Cached {
 
 /** One recorded answer as an entry: its Age and max-age at recording time give stored-at and fresh-until. */
 function entryOf(answer: RecordedAnswer, now: number): Cached {
-  const header = (name: string): string => answer.headers.find(([n]) => n.toLowerCase() === name)?.[1] ?? '';
+  const header = (name: string): string =>
+    answer.headers.find(([n]) => n.toLowerCase() === name)?.[1] ?? '';
   const maxAge = Number(/max-age=(\d+)/.exec(header('cache-control'))?.[1] ?? 0);
   return {
     status: answer.status,

@@ -9,7 +9,9 @@ const ATTEMPTS = 50;
 /** The first port the kernel hands out for outgoing connections (32768 when it cannot be read). */
 function ephemeralStart(): number {
   try {
-    const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    const first = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
     return Number.isInteger(first) && first > 0 ? first : 32_768;
   } catch {
     return 32_768;
@@ -23,7 +25,9 @@ function probe(port: number): Promise<number | null> {
     server.once('error', () => resolve(null));
     server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : null));
+      server.close(() =>
+        resolve(typeof address === 'object' && address !== null ? address.port : null),
+      );
     });
   });
 }

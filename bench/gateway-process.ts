@@ -28,7 +28,10 @@ export interface GatewayStats {
 
 let app: App | undefined;
 
-function sumBy(values: ReadonlyArray<{ value: number; labels: Record<string, string | number> }>, label: (labels: Record<string, string | number>) => string): Record<string, number> {
+function sumBy(
+  values: ReadonlyArray<{ value: number; labels: Record<string, string | number> }>,
+  label: (labels: Record<string, string | number>) => string,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const { value, labels } of values) {
     const key = label(labels);

@@ -74,23 +74,45 @@ export class Harness {
 
   /** Starts a gateway child with a full config (see {@link base}). */
   async gateway(config: Record<string, unknown>): Promise<GatewayHandle> {
-    const child = await this.own(startPinned('gateway-process.js', SERVER_CPU, this.profileFlags(`gateway-${++this.gateways}`), true));
+    const child = await this.own(
+      startPinned(
+        'gateway-process.js',
+        SERVER_CPU,
+        this.profileFlags(`gateway-${++this.gateways}`),
+        true,
+      ),
+    );
     const { port } = await child.call<{ port: number }>('start', config);
     const stats = (): Promise<GatewayStats> => child.call<GatewayStats>('stats');
     return { port, stats, cpu: async () => (await stats()).cpuMicros };
   }
 
   /** Starts a ceiling child replaying recorded answers (with `busyMicros` of CPU spent per request, a reference). */
-  async ceiling(answers: RecordedAnswer[], busyMicros = 0): Promise<{ port: number; cpu: () => Promise<number> }> {
+  async ceiling(
+    answers: RecordedAnswer[],
+    busyMicros = 0,
+  ): Promise<{ port: number; cpu: () => Promise<number> }> {
     // Profiled like the gateways, so a profile's difference from the ceiling's is the gateway's own work.
-    const child = await this.own(startPinned('ceiling-process.js', SERVER_CPU, this.profileFlags(`ceiling-${++this.references}`)));
+    const child = await this.own(
+      startPinned(
+        'ceiling-process.js',
+        SERVER_CPU,
+        this.profileFlags(`ceiling-${++this.references}`),
+      ),
+    );
     const { port } = await child.call<{ port: number }>('start', { answers, busyMicros });
     return { port, cpu: () => child.call<number>('cpu') };
   }
 
   /** Starts the Fastify + lru-cache reference replaying recorded answers. */
   async fastify(answers: RecordedAnswer[]): Promise<{ port: number; cpu: () => Promise<number> }> {
-    const child = await this.own(startPinned('fastify-process.js', SERVER_CPU, this.profileFlags(`fastify-${++this.references}`)));
+    const child = await this.own(
+      startPinned(
+        'fastify-process.js',
+        SERVER_CPU,
+        this.profileFlags(`fastify-${++this.references}`),
+      ),
+    );
     const { port } = await child.call<{ port: number }>('start', answers);
     return { port, cpu: () => child.call<number>('cpu') };
   }
@@ -127,10 +149,19 @@ export class Harness {
 
   /** With BENCH_CPU_PROF: node flags writing a CPU profile named `name` there. */
   private profileFlags(name: string): string[] {
-    return this.settings.cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${this.settings.cpuProfDir}`, `--cpu-prof-name=${name}.cpuprofile`];
+    return this.settings.cpuProfDir === null
+      ? []
+      : [
+          '--cpu-prof',
+          `--cpu-prof-dir=${this.settings.cpuProfDir}`,
+          `--cpu-prof-name=${name}.cpuprofile`,
+        ];
   }
 
-  private async own(started: Promise<PinnedChild>, list: PinnedChild[] = this.servers): Promise<PinnedChild> {
+  private async own(
+    started: Promise<PinnedChild>,
+    list: PinnedChild[] = this.servers,
+  ): Promise<PinnedChild> {
     const child = await started;
     list.push(child);
     return child;

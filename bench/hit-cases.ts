@@ -2,7 +2,16 @@
  * Throughput cases: a cache hit served by the gateway next to the ceiling answering the same
  * bytes (L1 and L2), and a re-signing workload next to an unsigned one.
  */
-import { compare, recordAnswer, round, rowOf, type BenchSettings, type CaseResult, type Compared, type Variant } from './context.js';
+import {
+  compare,
+  recordAnswer,
+  round,
+  rowOf,
+  type BenchSettings,
+  type CaseResult,
+  type Compared,
+  type Variant,
+} from './context.js';
 import type { Harness, SimHandle } from './harness.js';
 
 /**
@@ -17,7 +26,11 @@ function sum(counts: Record<string, number>): number {
 }
 
 /** Request headers of a workspace client: its Host, a valid key, JSON. */
-export function clientHeaders(sim: SimHandle, workspace = 'acme', key = sim.keys[workspace]![0]!): Record<string, string> {
+export function clientHeaders(
+  sim: SimHandle,
+  workspace = 'acme',
+  key = sim.keys[workspace]![0]!,
+): Record<string, string> {
   return { host: `${workspace}.localhost`, 'x-api-key': key, accept: 'application/json' };
 }
 
@@ -30,7 +43,11 @@ export function hitPaths(sim: SimHandle): Array<{ label: string; path: string }>
 }
 
 /** Warms the gateway for a path (miss, then hit) and records the hit answer for the ceiling. */
-async function warmAndRecord(port: number, path: string, headers: Record<string, string>): Promise<ReturnType<typeof recordAnswer>> {
+async function warmAndRecord(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<ReturnType<typeof recordAnswer>> {
   await recordAnswer(port, path, headers);
   const answer = await recordAnswer(port, path, headers);
   if (answer.status !== 200) throw new Error(`warm-up of ${path} answered ${answer.status}`);
@@ -49,7 +66,13 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
   const config =
     tier === 'l1'
       ? base
-      : { ...base, cache: { l1: { maxBytes: 1 }, redis: { url: await h.redisUrl(), keyPrefix: `bench${Date.now()}` } } };
+      : {
+          ...base,
+          cache: {
+            l1: { maxBytes: 1 },
+            redis: { url: await h.redisUrl(), keyPrefix: `bench${Date.now()}` },
+          },
+        };
   const gateway = await h.gateway(config);
   const quiet = tier === 'l1' ? await h.gateway({ ...base, log: { level: 'warn' } }) : undefined;
   const headers = clientHeaders(sim);
@@ -69,10 +92,31 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
       { label: `${label}: ceiling`, port: ceiling.port, path, headers, cpu: ceiling.cpu },
       { label: `${label}: gateway`, port: gateway.port, path, headers, cpu: gateway.cpu },
     ];
-    if (quiet !== undefined) variants.push({ label: `${label}: gateway, log level warn`, port: quiet.port, path, headers, cpu: quiet.cpu });
-    if (busy !== undefined) variants.push({ label: `${label}: ceiling + ${BUSY_MICROS} µs busy per request`, port: busy.port, path, headers, cpu: busy.cpu });
+    if (quiet !== undefined)
+      variants.push({
+        label: `${label}: gateway, log level warn`,
+        port: quiet.port,
+        path,
+        headers,
+        cpu: quiet.cpu,
+      });
+    if (busy !== undefined)
+      variants.push({
+        label: `${label}: ceiling + ${BUSY_MICROS} µs busy per request`,
+        port: busy.port,
+        path,
+        headers,
+        cpu: busy.cpu,
+      });
     // Last: the ahead-of check below reads it from the end.
-    if (fastify !== undefined) variants.push({ label: `${label}: Fastify + lru-cache`, port: fastify.port, path, headers, cpu: fastify.cpu });
+    if (fastify !== undefined)
+      variants.push({
+        label: `${label}: Fastify + lru-cache`,
+        port: fastify.port,
+        path,
+        headers,
+        cpu: fastify.cpu,
+      });
     const compared = await compare(h.settings, variants);
     const top = compared[0]!;
     const gw = compared[1]!;
@@ -80,8 +124,16 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
     const rpsRatio = gw.rps / top.rps;
     const p99Ratio = gw.p99 / top.p99;
     if (tier === 'l1') {
-      result.checks.push({ target: `L1 hit ${label}: req/s ≥ 0.90× ceiling`, measured: `${round(rpsRatio, 3)}×`, met: rpsRatio >= 0.9 });
-      result.checks.push({ target: `L1 hit ${label}: p99 ≤ 1.2× ceiling`, measured: `${round(p99Ratio, 3)}× (${round(gw.p99, 3)} vs ${round(top.p99, 3)} ms)`, met: p99Ratio <= 1.2 });
+      result.checks.push({
+        target: `L1 hit ${label}: req/s ≥ 0.90× ceiling`,
+        measured: `${round(rpsRatio, 3)}×`,
+        met: rpsRatio >= 0.9,
+      });
+      result.checks.push({
+        target: `L1 hit ${label}: p99 ≤ 1.2× ceiling`,
+        measured: `${round(p99Ratio, 3)}× (${round(gw.p99, 3)} vs ${round(top.p99, 3)} ms)`,
+        met: p99Ratio <= 1.2,
+      });
       const framework = compared.at(-1)!;
       const ahead = gw.rps / framework.rps;
       result.checks.push({
@@ -90,7 +142,11 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
         met: ahead >= 1,
       });
     } else {
-      result.checks.push({ target: `L2 hit ${label}: req/s ≥ 0.5× ceiling`, measured: `${round(rpsRatio, 3)}×`, met: rpsRatio >= 0.5 });
+      result.checks.push({
+        target: `L2 hit ${label}: req/s ≥ 0.5× ceiling`,
+        measured: `${round(rpsRatio, 3)}×`,
+        met: rpsRatio >= 0.5,
+      });
     }
   }
   const stats = await gateway.stats();
@@ -98,11 +154,16 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
   const upstreamCalls = sum(stats.upstream) - sum(before.upstream);
   if (tier === 'l2') {
     const l2Hits = stats.lookups['l2/hit'] ?? 0;
-    result.notes = [`L2 hits counted by the gateway: ${l2Hits}; L1 items held: ${stats.l1Entries} (L1 bound 1 byte, so every request reads Redis); upstream calls during the runs: ${upstreamCalls}.`];
-    if (stats.l1Entries !== 0) throw new Error('L2 case: L1 held entries, so it did not measure L2');
+    result.notes = [
+      `L2 hits counted by the gateway: ${l2Hits}; L1 items held: ${stats.l1Entries} (L1 bound 1 byte, so every request reads Redis); upstream calls during the runs: ${upstreamCalls}.`,
+    ];
+    if (stats.l1Entries !== 0)
+      throw new Error('L2 case: L1 held entries, so it did not measure L2');
   } else {
     const l1Hits = (stats.lookups['l1/hit'] ?? 0) - (before.lookups['l1/hit'] ?? 0);
-    result.notes = [`L1 hits counted by the gateway (info logs) during the runs: ${l1Hits}; upstream calls: ${upstreamCalls}.`];
+    result.notes = [
+      `L1 hits counted by the gateway (info logs) during the runs: ${l1Hits}; upstream calls: ${upstreamCalls}.`,
+    ];
   }
   await h.release();
   return result;
@@ -110,8 +171,14 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
 
 /** The longer comparison: wrk `-t1 -c64`, five interleaved rounds of 10 s (BENCH_LONG_DURATION / _ROUNDS override). */
 function longSettings(h: Harness): BenchSettings {
-  const num = (name: string, fallback: number): number => Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback;
-  return { ...h.settings, connections: 64, durationSec: num('BENCH_LONG_DURATION', 10), rounds: Math.round(num('BENCH_LONG_ROUNDS', 5)) };
+  const num = (name: string, fallback: number): number =>
+    Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback;
+  return {
+    ...h.settings,
+    connections: 64,
+    durationSec: num('BENCH_LONG_DURATION', 10),
+    rounds: Math.round(num('BENCH_LONG_ROUNDS', 5)),
+  };
 }
 
 /** Lowest and highest of the runs' req/s. */
@@ -142,9 +209,21 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
   const result: CaseResult = { name: 'l1-hit-long', rows: [], checks: [] };
   for (const { label, path } of paths) {
     const compared = await compare(settings, [
-      { label: `${label}: Fastify + lru-cache`, port: fastify.port, path, headers, cpu: fastify.cpu },
+      {
+        label: `${label}: Fastify + lru-cache`,
+        port: fastify.port,
+        path,
+        headers,
+        cpu: fastify.cpu,
+      },
       { label: `${label}: gateway`, port: gateway.port, path, headers, cpu: gateway.cpu },
-      { label: `${label}: gateway, log level warn`, port: quiet.port, path, headers, cpu: quiet.cpu },
+      {
+        label: `${label}: gateway, log level warn`,
+        port: quiet.port,
+        path,
+        headers,
+        cpu: quiet.cpu,
+      },
     ]);
     const framework = compared[0]!;
     result.rows.push(rowOf(framework), ...compared.slice(1).map((o) => rowOf(o, framework)));
@@ -159,7 +238,9 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
       });
     }
   }
-  result.notes = [`wrk -t1 -c${settings.connections}, ${settings.rounds} interleaved rounds of ${settings.durationSec} s after a ${settings.warmupSec} s warm-up each; server and load generator pinned to separate cores.`];
+  result.notes = [
+    `wrk -t1 -c${settings.connections}, ${settings.rounds} interleaved rounds of ${settings.durationSec} s after a ${settings.warmupSec} s warm-up each; server and load generator pinned to separate cores.`,
+  ];
   await h.release();
   return result;
 }
@@ -169,7 +250,11 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
  * live 4 s and the gateway re-signs them to 5 s with minRemaining 2 s, so every entry is
  * re-signed in the background about every 2 s during the run. Unsigned: URLs without expiry.
  */
-export async function signedCase(h: Harness, signedSim: SimHandle, unsignedSim: SimHandle): Promise<CaseResult> {
+export async function signedCase(
+  h: Harness,
+  signedSim: SimHandle,
+  unsignedSim: SimHandle,
+): Promise<CaseResult> {
   const keyFile = h.secretFile('cloud-cdn.key', signedSim.cloudCdn.key);
   const signed = await h.gateway({
     ...h.base(signedSim),
@@ -186,8 +271,20 @@ export async function signedCase(h: Harness, signedSim: SimHandle, unsignedSim: 
   await warmAndRecord(unsigned.port, path, clientHeaders(unsignedSim));
   const before = await signed.stats();
   const pair = await compare(h.settings, [
-    { label: 'list page_size=30: unsigned URLs', port: unsigned.port, path, headers: clientHeaders(unsignedSim), cpu: unsigned.cpu },
-    { label: 'list page_size=30: re-signing on', port: signed.port, path, headers: clientHeaders(signedSim), cpu: signed.cpu },
+    {
+      label: 'list page_size=30: unsigned URLs',
+      port: unsigned.port,
+      path,
+      headers: clientHeaders(unsignedSim),
+      cpu: unsigned.cpu,
+    },
+    {
+      label: 'list page_size=30: re-signing on',
+      port: signed.port,
+      path,
+      headers: clientHeaders(signedSim),
+      cpu: signed.cpu,
+    },
   ]);
   const u = pair[0]!;
   const s = pair[1]!;
@@ -198,7 +295,15 @@ export async function signedCase(h: Harness, signedSim: SimHandle, unsignedSim: 
   return {
     name: 'signed-urls',
     rows: [rowOf(u), { ...rowOf(s, u), extra: { ...rowOf(s, u).extra, urlsResigned: resigns } }],
-    checks: [{ target: 'signed workload within 5% of unsigned (req/s)', measured: `${round(ratio, 3)}×`, met: ratio >= 0.95 }],
-    notes: [`URLs re-signed by the gateway during the measured runs: ${resigns} (30 per list page re-sign).`],
+    checks: [
+      {
+        target: 'signed workload within 5% of unsigned (req/s)',
+        measured: `${round(ratio, 3)}×`,
+        met: ratio >= 0.95,
+      },
+    ],
+    notes: [
+      `URLs re-signed by the gateway during the measured runs: ${resigns} (30 per list page re-sign).`,
+    ],
   };
 }

@@ -15,7 +15,11 @@ export const canKeepAwake = existsSync('/usr/bin/chrt') || existsSync('/bin/chrt
 /** Starts an idle-priority spinner on `cpu`; returns the function that stops it. */
 export function keepAwake(cpu: number): () => void {
   if (!canKeepAwake) return () => {};
-  const spinner = spawn('chrt', ['--idle', '0', 'taskset', '-c', String(cpu), 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
+  const spinner = spawn(
+    'chrt',
+    ['--idle', '0', 'taskset', '-c', String(cpu), 'sh', '-c', 'while :; do :; done'],
+    { stdio: 'ignore' },
+  );
   spinner.on('error', () => {});
   return () => {
     spinner.kill('SIGKILL');

@@ -52,7 +52,8 @@ export async function hammer(options: HammerOptions): Promise<LoadResult> {
     ],
   });
   const statuses: Record<string, number> = {};
-  for (const [status, { count }] of Object.entries(result.statusCodeStats)) statuses[status] = count;
+  for (const [status, { count }] of Object.entries(result.statusCodeStats))
+    statuses[status] = count;
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -72,7 +73,12 @@ export interface LatencyResult {
 }
 
 /** Sends `count` requests one after another and returns latency percentiles (ms, µs precision). */
-export async function sequentialLatency(port: number, paths: () => string, headers: Record<string, string>, count: number): Promise<LatencyResult> {
+export async function sequentialLatency(
+  port: number,
+  paths: () => string,
+  headers: Record<string, string>,
+  count: number,
+): Promise<LatencyResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const times: number[] = [];
   const statuses: Record<string, number> = {};
@@ -95,7 +101,12 @@ export async function sequentialLatency(port: number, paths: () => string, heade
     agent.destroy();
   }
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), samples: times.length, statuses };
+  return {
+    p50: percentile(times, 0.5),
+    p99: percentile(times, 0.99),
+    samples: times.length,
+    statuses,
+  };
 }
 
 /** The q-quantile of sorted values (nearest rank). */

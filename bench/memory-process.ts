@@ -57,8 +57,10 @@ function residentByKind(): { mallocHeap: number; anonymous: number } | null {
   let kind: keyof typeof sums | null = null;
   for (const line of text.split('\n')) {
     const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
-    if (mapping !== null) kind = mapping[1] === '[heap]' ? 'mallocHeap' : mapping[1] === '' ? 'anonymous' : null;
-    else if (kind !== null && line.startsWith('Rss:')) sums[kind] += Number(/(\d+) kB/.exec(line)?.[1] ?? 0) * 1024;
+    if (mapping !== null)
+      kind = mapping[1] === '[heap]' ? 'mallocHeap' : mapping[1] === '' ? 'anonymous' : null;
+    else if (kind !== null && line.startsWith('Rss:'))
+      sums[kind] += Number(/(\d+) kB/.exec(line)?.[1] ?? 0) * 1024;
   }
   return sums;
 }
@@ -74,7 +76,9 @@ function gc(): void {
  * Builds and stores entries into a fresh app's L1; resolves with the keys to look them up by,
  * made only when read (key strings held through the fill would count as the cache's memory).
  */
-type Fill = (context: FillContext) => Promise<{ readonly filled: number; keys(): Iterable<ResourceKey> }>;
+type Fill = (
+  context: FillContext,
+) => Promise<{ readonly filled: number; keys(): Iterable<ResourceKey> }>;
 
 interface FillContext {
   readonly app: App;
@@ -88,7 +92,10 @@ interface FillContext {
 
 /** Runs `fill` on a gateway with `cache.l1.maxBytes`, measuring memory before and after. */
 async function measure(maxBytes: number, fill: Fill): Promise<MemoryReport> {
-  const config = configWith({ cache: { l1: { maxBytes } }, upstream: { baseUrl: 'http://127.0.0.1:9/{workspace}' } });
+  const config = configWith({
+    cache: { l1: { maxBytes } },
+    upstream: { baseUrl: 'http://127.0.0.1:9/{workspace}' },
+  });
   const app = buildApp(config, { logger: pino({ level: 'silent' }), sharedTier: null });
   const factory = new EntryFactory(() => app.settings(), app.metrics);
   const workspace = asWorkspaceId('acme')!;
@@ -139,7 +146,11 @@ async function measure(maxBytes: number, fill: Fill): Promise<MemoryReport> {
 
 /** A template recording under a unique id and link code, so every entry differs. */
 function unique(source: Recording, n: number): Recording {
-  return { ...source, id: `${source.id.slice(0, 24)}${n.toString(16).padStart(12, '0')}`, public_link_id: `bench${n.toString(36)}` };
+  return {
+    ...source,
+    id: `${source.id.slice(0, 24)}${n.toString(16).padStart(12, '0')}`,
+    public_link_id: `bench${n.toString(36)}`,
+  };
 }
 
 serveCommands({
@@ -159,16 +170,32 @@ serveCommands({
   },
 
   /** `count` distinct list pages of `pageSize` recordings, with their gzip and brotli encodings. */
-  fillLists({ count, maxBytes, pageSize }: { count: number; maxBytes: number; pageSize: number }): Promise<MemoryReport> {
+  fillLists({
+    count,
+    maxBytes,
+    pageSize,
+  }: {
+    count: number;
+    maxBytes: number;
+    pageSize: number;
+  }): Promise<MemoryReport> {
     return measure(maxBytes, async ({ app, factory, workspace, generation, now, sources }) => {
       for (let i = 0; i < count; i++) {
-        const recordings = Array.from({ length: pageSize }, (_, j) => unique(sources[(i * pageSize + j) % sources.length]!, i * pageSize + j));
-        const page: ListPage = { recordings, pagination: { total_records: count * pageSize, page_size: pageSize } };
+        const recordings = Array.from({ length: pageSize }, (_, j) =>
+          unique(sources[(i * pageSize + j) % sources.length]!, i * pageSize + j),
+        );
+        const page: ListPage = {
+          recordings,
+          pagination: { total_records: count * pageSize, page_size: pageSize },
+        };
         // Encoded here, as Tiers does just after a store, so the figure includes them.
         const entry = await factory.compressed(factory.list(workspace, page, now).list);
         app.readThrough.store(workspace, generation, [[listKey(i + 1, pageSize), entry]], false);
       }
-      return { filled: count, keys: () => Array.from({ length: count }, (_, i) => listKey(i + 1, pageSize)) };
+      return {
+        filled: count,
+        keys: () => Array.from({ length: count }, (_, i) => listKey(i + 1, pageSize)),
+      };
     });
   },
 });

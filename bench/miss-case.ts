@@ -17,7 +17,9 @@ const NEVER_CACHE = {
 
 /** Requests per sequential run: enough for a stable p50, short at 20 ms each. */
 function samplesFor(latencyMs: number, durationSec: number): number {
-  return latencyMs === 0 ? Math.max(200, Math.round(durationSec * 300)) : Math.max(50, Math.round((durationSec * 1000) / (latencyMs + 2) / 2));
+  return latencyMs === 0
+    ? Math.max(200, Math.round(durationSec * 300))
+    : Math.max(50, Math.round((durationSec * 1000) / (latencyMs + 2) / 2));
 }
 
 /** Runs the miss-path comparison for a list page and a recording at each upstream latency. */
@@ -26,8 +28,8 @@ export async function missCase(h: Harness, sim: SimHandle): Promise<CaseResult> 
   const result: CaseResult = { name: 'miss-path', rows: [], checks: [] };
   result.notes = [
     canKeepAwake
-      ? 'Miss path: the server core was kept awake by an idle-priority spinner (chrt --idle), so an idle vCPU\'s wake-up latency is not counted as the gateway\'s.'
-      : 'Miss path: chrt is missing, so latencies through the gateway include the machine\'s idle wake-up cost.',
+      ? "Miss path: the server core was kept awake by an idle-priority spinner (chrt --idle), so an idle vCPU's wake-up latency is not counted as the gateway's."
+      : "Miss path: chrt is missing, so latencies through the gateway include the machine's idle wake-up cost.",
   ];
   const stopSpinner = keepAwake(SERVER_CPU);
   try {
@@ -44,13 +46,21 @@ export async function missCase(h: Harness, sim: SimHandle): Promise<CaseResult> 
 }
 
 /** The direct and through-gateway runs at each upstream latency, for both shapes. */
-async function measure(h: Harness, sim: SimHandle, gatewayPort: number, result: CaseResult): Promise<void> {
+async function measure(
+  h: Harness,
+  sim: SimHandle,
+  gatewayPort: number,
+  result: CaseResult,
+): Promise<void> {
   const ids = sim.ids['acme']!.slice(0, 100).map((r) => r.id);
   const key = sim.keys['acme']![0]!;
   const simHeaders = { 'x-api-key': key, accept: 'application/json' };
   const shapes = [
     { label: 'recording', path: (i: number) => `/recordings/${ids[i % ids.length]!}` },
-    { label: 'list page_size=30', path: (i: number) => `/recordings?page_number=${(i % 10) + 1}&page_size=30` },
+    {
+      label: 'list page_size=30',
+      path: (i: number) => `/recordings?page_number=${(i % 10) + 1}&page_size=30`,
+    },
   ];
   for (const latency of [0, 20]) {
     await sim.latency(latency);
@@ -69,7 +79,8 @@ async function measure(h: Harness, sim: SimHandle, gatewayPort: number, result: 
       for (let round = 0; round < h.settings.rounds; round++) {
         const d = await sequentialLatency(sim.port, direct, simHeaders, samples);
         const g = await sequentialLatency(gatewayPort, viaGateway, clientHeaders(sim), samples);
-        if ((g.statuses['200'] ?? 0) !== g.samples || (d.statuses['200'] ?? 0) !== d.samples) throw new Error(`miss path: non-200 answers ${JSON.stringify([d.statuses, g.statuses])}`);
+        if ((g.statuses['200'] ?? 0) !== g.samples || (d.statuses['200'] ?? 0) !== d.samples)
+          throw new Error(`miss path: non-200 answers ${JSON.stringify([d.statuses, g.statuses])}`);
         directP50.push(d.p50);
         gatewayP50.push(g.p50);
         directP99.push(d.p99);
@@ -77,7 +88,11 @@ async function measure(h: Harness, sim: SimHandle, gatewayPort: number, result: 
       }
       const added = median(gatewayP50) - median(directP50);
       const rows: Row[] = [
-        { label: `${shape.label}, upstream +${latency} ms: simulator direct`, p50: round(median(directP50), 3), p99: round(median(directP99), 3) },
+        {
+          label: `${shape.label}, upstream +${latency} ms: simulator direct`,
+          p50: round(median(directP50), 3),
+          p99: round(median(directP99), 3),
+        },
         {
           label: `${shape.label}, upstream +${latency} ms: through gateway (miss)`,
           p50: round(median(gatewayP50), 3),
@@ -86,7 +101,11 @@ async function measure(h: Harness, sim: SimHandle, gatewayPort: number, result: 
         },
       ];
       result.rows.push(...rows);
-      result.checks.push({ target: `miss ${shape.label}, +${latency} ms: added p50 ≤ 1 ms`, measured: `${round(added, 3)} ms`, met: added <= 1 });
+      result.checks.push({
+        target: `miss ${shape.label}, +${latency} ms: added p50 ≤ 1 ms`,
+        measured: `${round(added, 3)} ms`,
+        met: added <= 1,
+      });
     }
   }
 }

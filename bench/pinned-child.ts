@@ -39,7 +39,12 @@ export const canPin = existsSync('/usr/bin/taskset') || existsSync('/bin/taskset
  * `stdoutToNull`, the child's stdout is /dev/null: a gateway then logs exactly as in production
  * (buffered asynchronous stdout) without the bench printing its lines.
  */
-export function startPinned(script: string, cpu: number, nodeFlags: readonly string[] = [], stdoutToNull = false): Promise<PinnedChild> {
+export function startPinned(
+  script: string,
+  cpu: number,
+  nodeFlags: readonly string[] = [],
+  stdoutToNull = false,
+): Promise<PinnedChild> {
   const path = fileURLToPath(new URL(script, import.meta.url));
   const argv = [...nodeFlags, path];
   const stdio = ['ignore', stdoutToNull ? 'ignore' : 'inherit', 'inherit', 'ipc'] as const;
@@ -47,7 +52,10 @@ export function startPinned(script: string, cpu: number, nodeFlags: readonly str
   const child: ChildProcess = canPin
     ? spawn('taskset', ['-c', String(cpu), process.execPath, ...argv], options)
     : spawn(process.execPath, argv, options);
-  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  const pending = new Map<
+    number,
+    { resolve: (value: unknown) => void; reject: (error: Error) => void }
+  >();
   let nextId = 1;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.on('message', (message: ChildReply) => {
@@ -98,7 +106,10 @@ export function cpuMicros(): number {
 }
 
 /** Child side: answers commands with `handlers` until SIGTERM or the parent goes away. */
-export function serveCommands(handlers: Record<string, (args: never) => unknown>, onStop: () => Promise<void> = async () => {}): void {
+export function serveCommands(
+  handlers: Record<string, (args: never) => unknown>,
+  onStop: () => Promise<void> = async () => {},
+): void {
   const stop = (): void => {
     void onStop().finally(() => process.exit(0));
   };
@@ -114,7 +125,8 @@ export function serveCommands(handlers: Record<string, (args: never) => unknown>
       .then(() => handler(message.args))
       .then(
         (result) => reply({ result }),
-        (error: unknown) => reply({ error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+        (error: unknown) =>
+          reply({ error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
       );
   });
   process.send?.({ id: 0 });

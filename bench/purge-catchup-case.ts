@@ -19,13 +19,16 @@ const CUT_MS = 1_500;
 async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!check()) {
-    if (performance.now() > deadline) throw new Error(`purge catch-up: timed out waiting for ${what}`);
+    if (performance.now() > deadline)
+      throw new Error(`purge catch-up: timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
 
 /** A proxy to Redis whose connections can be cut (and new ones refused) until restored. */
-async function cuttableProxy(target: URL): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
+async function cuttableProxy(
+  target: URL,
+): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let cut = false;
   const server: Server = createServer((client) => {
@@ -72,17 +75,30 @@ async function measure(redisUrl: string, known: number): Promise<Row> {
   const a = app(proxy.url, keyPrefix, known + 1_000);
   const b = app(redisUrl, keyPrefix, 1_000);
   try {
-    await until(() => a.generations.syncedAt > -Infinity && b.generations.syncedAt > -Infinity, 10_000, 'both apps to read the log');
+    await until(
+      () => a.generations.syncedAt > -Infinity && b.generations.syncedAt > -Infinity,
+      10_000,
+      'both apps to read the log',
+    );
     const names = Array.from({ length: known }, (_, i) => asWorkspaceId(`w${i}`)!);
     const loadStarted = performance.now();
-    const unknown = (): typeof names => names.filter((name) => (a.generations.peek(name)?.all ?? -1) < 0);
+    const unknown = (): typeof names =>
+      names.filter((name) => (a.generations.peek(name)?.all ?? -1) < 0);
     // A load that times out in the burst is retried no sooner than a second later (generations.ts).
-    for (let pending = names, attempt = 0; pending.length > 0 && attempt < 10; pending = unknown(), attempt++) {
+    for (
+      let pending = names, attempt = 0;
+      pending.length > 0 && attempt < 10;
+      pending = unknown(), attempt++
+    ) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 1_100));
-      for (let i = 0; i < pending.length; i += 500) await Promise.all(pending.slice(i, i + 500).map(async (name) => a.readThrough.generation(name)));
+      for (let i = 0; i < pending.length; i += 500)
+        await Promise.all(
+          pending.slice(i, i + 500).map(async (name) => a.readThrough.generation(name)),
+        );
     }
     const loadMs = performance.now() - loadStarted;
-    if (unknown().length > 0) throw new Error(`purge catch-up: ${known - unknown().length} of ${known} generations loaded`);
+    if (unknown().length > 0)
+      throw new Error(`purge catch-up: ${known - unknown().length} of ${known} generations loaded`);
     const purged = names.slice(0, PURGED);
     const before = purged.map((name) => a.generations.peek(name));
 
@@ -90,7 +106,9 @@ async function measure(redisUrl: string, known: number): Promise<Row> {
     proxy.cut();
     await until(() => a.l2?.up === false, 5_000, 'the cut to be noticed');
     for (const name of purged) await b.l2!.purge(name, 'all', []);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, CUT_MS - (performance.now() - cutAt))));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, CUT_MS - (performance.now() - cutAt))),
+    );
     const restoredAt = performance.now();
     proxy.restore();
     await until(() => a.l2?.up === true, 10_000, 'the reconnect');
@@ -115,7 +133,10 @@ async function measure(redisUrl: string, known: number): Promise<Row> {
 }
 
 /** The case: catch-up at 10,000 and 100,000 known workspaces. */
-export async function purgeCatchUpCase(h: Harness, sizes: readonly number[] = [10_000, 100_000]): Promise<CaseResult> {
+export async function purgeCatchUpCase(
+  h: Harness,
+  sizes: readonly number[] = [10_000, 100_000],
+): Promise<CaseResult> {
   const redisUrl = await h.redisUrl();
   const rows: Row[] = [];
   for (const known of sizes) rows.push(await measure(redisUrl, known));
@@ -125,8 +146,16 @@ export async function purgeCatchUpCase(h: Harness, sizes: readonly number[] = [1
     name: 'purge-catchup',
     rows,
     checks: [
-      { target: 'purge catch-up: 0 purged workspaces stale after the link is back', measured: figures.map((f) => String(f['stale'])).join(' / '), met: figures.every((f) => f['stale'] === 0) },
-      { target: 'purge catch-up: log read after the reconnect under 100 ms at every size', measured: `${worst} ms`, met: worst < 100 },
+      {
+        target: 'purge catch-up: 0 purged workspaces stale after the link is back',
+        measured: figures.map((f) => String(f['stale'])).join(' / '),
+        met: figures.every((f) => f['stale'] === 0),
+      },
+      {
+        target: 'purge catch-up: log read after the reconnect under 100 ms at every size',
+        measured: `${worst} ms`,
+        met: worst < 100,
+      },
     ],
     notes: [
       'Purge catch-up: catchUpMs runs from the reconnect (ioredis ready) to the end of the first complete purge-log read; reconnectMs from the proxy letting connections through again to ioredis reconnecting (its backoff, not the gateway). stale = purged workspaces whose generation the app still held afterwards.',

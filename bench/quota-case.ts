@@ -14,7 +14,11 @@ const UNREACHABLE_QUOTA = { limits: { perKey: { requests: 1_000_000_000, window:
 export async function quotaCase(h: Harness, sim: SimHandle): Promise<CaseResult> {
   const base = h.base(sim);
   const off = await h.gateway(base);
-  const shared = await h.gateway({ ...base, ...UNREACHABLE_QUOTA, cache: { redis: { url: await h.redisUrl(), keyPrefix: `benchquota${Date.now()}` } } });
+  const shared = await h.gateway({
+    ...base,
+    ...UNREACHABLE_QUOTA,
+    cache: { redis: { url: await h.redisUrl(), keyPrefix: `benchquota${Date.now()}` } },
+  });
   const local = await h.gateway({ ...base, ...UNREACHABLE_QUOTA });
   const headers = clientHeaders(sim);
   const { path } = hitPaths(sim)[1]!;
@@ -25,8 +29,20 @@ export async function quotaCase(h: Harness, sim: SimHandle): Promise<CaseResult>
   }
   const compared = await compare(h.settings, [
     { label: 'recording hit: quotas off', port: off.port, path, headers, cpu: off.cpu },
-    { label: 'recording hit: quota counted in Redis', port: shared.port, path, headers, cpu: shared.cpu },
-    { label: 'recording hit: quota counted per instance', port: local.port, path, headers, cpu: local.cpu },
+    {
+      label: 'recording hit: quota counted in Redis',
+      port: shared.port,
+      path,
+      headers,
+      cpu: shared.cpu,
+    },
+    {
+      label: 'recording hit: quota counted per instance',
+      port: local.port,
+      path,
+      headers,
+      cpu: local.cpu,
+    },
   ]);
   const [o, r, l] = compared as [(typeof compared)[0], (typeof compared)[0], (typeof compared)[0]];
   await h.release();

@@ -10,14 +10,16 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-
 function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
     socket.setTimeout(300, () => (socket.destroy(), resolve(false)));
     socket.once('error', () => resolve(false));
     socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (chunk) => (socket.destroy(), resolve(chunk.toString('latin1').startsWith('+PONG'))));
+    socket.once(
+      'data',
+      (chunk) => (socket.destroy(), resolve(chunk.toString('latin1').startsWith('+PONG'))),
+    );
   });
 }
 
@@ -29,7 +31,8 @@ export async function startRedis(cpu: number): Promise<PrivateRedis> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 5000;
   while (!(await ping(port))) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('redis-server did not start (is it installed?)');
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error('redis-server did not start (is it installed?)');
     await sleep(50);
   }
   return {

@@ -21,7 +21,14 @@ export function machine(pinned: boolean): Machine {
   } catch {
     // Not Linux: os.cpus() is the best there is.
   }
-  return { cpu, cores: cpus().length, node: process.version, kernel: release(), date: new Date().toISOString(), pinned };
+  return {
+    cpu,
+    cores: cpus().length,
+    node: process.version,
+    kernel: release(),
+    date: new Date().toISOString(),
+    pinned,
+  };
 }
 
 /** Everything one run produced. */
@@ -57,9 +64,15 @@ export function toMarkdown(run: BenchRun): string {
     '| case | req/s | p50 ms | p99 ms | notes |',
     '|---|---:|---:|---:|---|',
   ];
-  for (const c of run.cases) for (const row of c.rows) lines.push(`| ${c.name}: ${row.label} | ${dash(row.rps)} | ${dash(row.p50)} | ${dash(row.p99)} | ${notes(row)} |`);
+  for (const c of run.cases)
+    for (const row of c.rows)
+      lines.push(
+        `| ${c.name}: ${row.label} | ${dash(row.rps)} | ${dash(row.p50)} | ${dash(row.p99)} | ${notes(row)} |`,
+      );
   lines.push('', '| target | measured | met |', '|---|---|---|');
-  for (const c of run.cases) for (const check of c.checks) lines.push(`| ${check.target} | ${check.measured} | ${check.met ? 'yes' : '**no**'} |`);
+  for (const c of run.cases)
+    for (const check of c.checks)
+      lines.push(`| ${check.target} | ${check.measured} | ${check.met ? 'yes' : '**no**'} |`);
   const allNotes = run.cases.flatMap((c) => c.notes ?? []);
   if (allNotes.length > 0) lines.push('', ...allNotes.map((n) => `- ${n}`));
   return `${lines.join('\n')}\n`;

@@ -28,7 +28,10 @@ function say(line: string): void {
 async function main(): Promise<void> {
   if (canPin && process.env['BENCH_PINNED'] !== '1') {
     const self = fileURLToPath(import.meta.url);
-    const child = spawnSync('taskset', ['-c', String(LOAD_CPU), process.execPath, self], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
+    const child = spawnSync('taskset', ['-c', String(LOAD_CPU), process.execPath, self], {
+      stdio: 'inherit',
+      env: { ...process.env, BENCH_PINNED: '1' },
+    });
     process.exit(child.status ?? 1);
   }
   const settings = settingsFromEnv(process.env);
@@ -41,12 +44,18 @@ async function main(): Promise<void> {
     say(`bench: ${name}…`);
     const result = await run();
     cases.push(result);
-    for (const check of result.checks) say(`  ${check.met ? 'met ' : 'MISS'} ${check.target}: ${check.measured}`);
+    for (const check of result.checks)
+      say(`  ${check.met ? 'met ' : 'MISS'} ${check.target}: ${check.measured}`);
     say(`  (${Math.round((Date.now() - started) / 1000)} s)`);
   };
   try {
     // Main simulator: 2 workspaces of 2000 recordings, URLs valid for an hour (no refresh churn).
-    const sim = await h.sim({ workspaces: ['acme', 'globex'], recordingsPerWorkspace: 2000, urlScheme: 'cloud-cdn', urlLifetimeMs: 3_600_000 });
+    const sim = await h.sim({
+      workspaces: ['acme', 'globex'],
+      recordingsPerWorkspace: 2000,
+      urlScheme: 'cloud-cdn',
+      urlLifetimeMs: 3_600_000,
+    });
     await step('l1-hit', () => hitCase(h, sim, 'l1'));
     await step('l1-hit-long', () => longHitCase(h, sim));
     await step('l2-hit', () => hitCase(h, sim, 'l2'));
@@ -55,7 +64,11 @@ async function main(): Promise<void> {
     await step('workers', () => workersCase(h, sim));
     await step('quota', () => quotaCase(h, sim));
     if (wanted('signed-urls')) {
-      const signedSim = await h.sim({ workspaces: ['acme'], urlScheme: 'cloud-cdn', urlLifetimeMs: 4000 });
+      const signedSim = await h.sim({
+        workspaces: ['acme'],
+        urlScheme: 'cloud-cdn',
+        urlLifetimeMs: 4000,
+      });
       const unsignedSim = await h.sim({ workspaces: ['acme'], urlScheme: 'unsigned' });
       await step('signed-urls', () => signedCase(h, signedSim, unsignedSim));
     }

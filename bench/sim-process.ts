@@ -20,13 +20,17 @@ serveCommands(
     async start(options: SimulatorOptions): Promise<SimInfo> {
       sim = await startSimulator(options);
       const ids: SimInfo['ids'] = {};
-      for (const [ws, recordings] of Object.entries(sim.data)) ids[ws] = recordings.map((r) => ({ id: r.id, link: r.public_link_id }));
+      for (const [ws, recordings] of Object.entries(sim.data))
+        ids[ws] = recordings.map((r) => ({ id: r.id, link: r.public_link_id }));
       return {
         baseUrlTemplate: sim.baseUrlTemplate,
         origin: sim.origin,
         keys: sim.keys,
         ids,
-        cloudCdn: { keyName: sim.signingKeys.cloudCdn.keyName, key: sim.signingKeys.cloudCdn.key.toString('base64url') },
+        cloudCdn: {
+          keyName: sim.signingKeys.cloudCdn.keyName,
+          key: sim.signingKeys.cloudCdn.key.toString('base64url'),
+        },
       };
     },
     /** Sets a fixed added latency on every answer (0 clears it). */

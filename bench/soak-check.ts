@@ -34,14 +34,23 @@ export class AnswerChecker {
   private readonly byId = new Map<string, Recording>();
 
   constructor(private readonly sim: Simulator) {
-    for (const [workspace, recordings] of Object.entries(sim.data)) for (const r of recordings) this.byId.set(`${workspace}/${r.id}`, r);
+    for (const [workspace, recordings] of Object.entries(sim.data))
+      for (const r of recordings) this.byId.set(`${workspace}/${r.id}`, r);
   }
 
   /** Judges one answer. */
-  judge(request: PlannedRequest, status: number, etag: string | undefined, body: Buffer): Judgement {
+  judge(
+    request: PlannedRequest,
+    status: number,
+    etag: string | undefined,
+    body: Buffer,
+  ): Judgement {
     const allowed = ALLOWED[request.kind];
     if (!allowed.includes(status)) {
-      const faultOk = request.kind !== 'bad-query' && request.kind !== 'invalid-key' && FAULT_STATUSES.includes(status);
+      const faultOk =
+        request.kind !== 'bad-query' &&
+        request.kind !== 'invalid-key' &&
+        FAULT_STATUSES.includes(status);
       return faultOk ? OK : { invalid: `${request.kind} answered ${status}`, nulledUrls: 0 };
     }
     if (status !== 200) return OK;
@@ -56,7 +65,10 @@ export class AnswerChecker {
       return { invalid: `${request.kind}: body is not JSON`, nulledUrls: 0 };
     }
     const state = { nulled: 0, expiresAt: Infinity };
-    const invalid = request.kind === 'list' ? this.listProblem(request, value, state) : this.recordingProblem(request.workspace, value as Recording, state);
+    const invalid =
+      request.kind === 'list'
+        ? this.listProblem(request, value, state)
+        : this.recordingProblem(request.workspace, value as Recording, state);
     if (invalid === undefined && memo !== undefined && state.nulled === 0) {
       // Bounded: a long run sees many ETags; forgetting only costs a re-check.
       if (this.checked.size > 200_000) this.checked.clear();
@@ -65,13 +77,19 @@ export class AnswerChecker {
     return { invalid, nulledUrls: state.nulled };
   }
 
-  private listProblem(request: PlannedRequest, value: unknown, state: { nulled: number; expiresAt: number }): string | undefined {
+  private listProblem(
+    request: PlannedRequest,
+    value: unknown,
+    state: { nulled: number; expiresAt: number },
+  ): string | undefined {
     const page = value as { recordings?: Recording[]; pagination?: { total_records?: number } };
     const all = this.sim.data[request.workspace] ?? [];
     const { number, size } = request.page!;
     const expected = all.slice((number - 1) * size, number * size);
-    if (!Array.isArray(page.recordings) || page.pagination?.total_records !== all.length) return 'list: not the simulator\'s page';
-    if (page.recordings.length !== expected.length) return `list: ${page.recordings.length} recordings, expected ${expected.length}`;
+    if (!Array.isArray(page.recordings) || page.pagination?.total_records !== all.length)
+      return "list: not the simulator's page";
+    if (page.recordings.length !== expected.length)
+      return `list: ${page.recordings.length} recordings, expected ${expected.length}`;
     for (const [index, recording] of page.recordings.entries()) {
       if (recording.id !== expected[index]!.id) return `list: recording ${index} out of place`;
       const problem = this.recordingProblem(request.workspace, recording, state);
@@ -80,18 +98,27 @@ export class AnswerChecker {
     return undefined;
   }
 
-  private recordingProblem(workspace: string, served: Recording, state: { nulled: number; expiresAt: number }): string | undefined {
+  private recordingProblem(
+    workspace: string,
+    served: Recording,
+    state: { nulled: number; expiresAt: number },
+  ): string | undefined {
     const truth = this.byId.get(`${workspace}/${String(served.id)}`);
     if (truth === undefined) return `recording ${String(served.id)} is not ${workspace}'s`;
     const { transcoded_url: url, ...rest } = served;
     const { transcoded_url: trueUrl, ...trueRest } = truth;
-    if (JSON.stringify(rest) !== JSON.stringify(trueRest)) return `recording ${truth.id}: fields differ from the upstream's`;
-    if (trueUrl === null) return url === null ? undefined : `recording ${truth.id}: a transcoded_url that does not exist`;
+    if (JSON.stringify(rest) !== JSON.stringify(trueRest))
+      return `recording ${truth.id}: fields differ from the upstream's`;
+    if (trueUrl === null)
+      return url === null
+        ? undefined
+        : `recording ${truth.id}: a transcoded_url that does not exist`;
     if (url === null) {
       state.nulled++;
       return undefined;
     }
-    if (!url.includes(`/${truth.id}.mp4`)) return `recording ${truth.id}: transcoded_url of another recording`;
+    if (!url.includes(`/${truth.id}.mp4`))
+      return `recording ${truth.id}: transcoded_url of another recording`;
     const verdict = this.sim.verifyTranscodedUrl(url);
     if (!verdict.valid) return `recording ${truth.id}: transcoded_url invalid or expired`;
     if (verdict.expiresAt !== null) state.expiresAt = Math.min(state.expiresAt, verdict.expiresAt);

@@ -60,7 +60,11 @@ export async function runLoad(options: LoadOptions): Promise<void> {
   const agent = new Agent({ connections: options.connections, ...timeouts });
   // Key guessing comes from another address, so the failed-key limiter (per address) meets it
   // and not the well-behaved clients, as it would in production.
-  const guesser = new Agent({ connections: 4, connect: { localAddress: '127.0.0.2' }, ...timeouts });
+  const guesser = new Agent({
+    connections: 4,
+    connect: { localAddress: '127.0.0.2' },
+    ...timeouts,
+  });
   const lastCached = new Map<string, number>();
   const interval = 1000 / options.rps;
   let nextAt = performance.now();
@@ -97,7 +101,9 @@ export async function runLoad(options: LoadOptions): Promise<void> {
       const before = cachedBefore(planned.resource, sentAt);
       if (before === 'cached') {
         tally.fiveXxCachedBefore++;
-        tally.example(`${sentAt} ms ${planned.workspace} ${planned.path}: ${status} for a cached entry`);
+        tally.example(
+          `${sentAt} ms ${planned.workspace} ${planned.path}: ${status} for a cached entry`,
+        );
       } else if (before === 'maybe') tally.fiveXxMaybeEvicted++;
     }
     const judgement = checker.judge(planned, status, etag, body);
@@ -105,7 +111,11 @@ export async function runLoad(options: LoadOptions): Promise<void> {
     if (judgement.invalid !== undefined) {
       tally.invalid++;
       tally.example(`${sentAt} ms ${planned.workspace} ${planned.path}: ${judgement.invalid}`);
-    } else if ((status === 200 || status === 404) && planned.kind !== 'invalid-key' && planned.kind !== 'bad-query') {
+    } else if (
+      (status === 200 || status === 404) &&
+      planned.kind !== 'invalid-key' &&
+      planned.kind !== 'bad-query'
+    ) {
       // The answer came through the cache, so from now on the entry is cached.
       lastCached.set(planned.resource, Date.now() - startedAt);
     }
@@ -125,14 +135,21 @@ export async function runLoad(options: LoadOptions): Promise<void> {
   await Promise.all([agent.close(), guesser.close()]);
 }
 
-function record(tally: Tally, planned: PlannedRequest, status: number, ms: number, at: number): void {
+function record(
+  tally: Tally,
+  planned: PlannedRequest,
+  status: number,
+  ms: number,
+  at: number,
+): void {
   tally.requests++;
   tally.statuses[status] = (tally.statuses[status] ?? 0) + 1;
   const kind = (tally.byKind[planned.kind] ??= {});
   kind[status] = (kind[status] ?? 0) + 1;
   tally.latencies.push(ms);
   const index = Math.floor(at / tally.windowMs);
-  while (tally.windows.length <= index) tally.windows.push({ requests: 0, fiveXx: 0, latencies: [] });
+  while (tally.windows.length <= index)
+    tally.windows.push({ requests: 0, fiveXx: 0, latencies: [] });
   const window = tally.windows[index]!;
   window.requests++;
   if (status >= 500) window.fiveXx++;

@@ -11,7 +11,8 @@ import { Zipf } from './zipf.js';
 const PAGE_SIZES = [10, 25, 50, 100] as const;
 
 /** What a request is, so its answer can be judged. */
-export type RequestKind = 'recording' | 'link' | 'list' | 'unknown-id' | 'bad-query' | 'invalid-key';
+export type RequestKind =
+  'recording' | 'link' | 'list' | 'unknown-id' | 'bad-query' | 'invalid-key';
 
 /** One request of the mix. */
 export interface PlannedRequest {
@@ -24,7 +25,6 @@ export interface PlannedRequest {
   /** Identifies the cache entry the request reads: workspace plus path. */
   readonly resource: string;
 }
-
 
 /** Builds requests of the mix for the given workspaces' data and keys. */
 export class RequestMix {
@@ -52,13 +52,26 @@ export class RequestMix {
       const recording = this.data[workspace]![this.recordings.next()]!;
       const byLink = roll >= 0.55 && recording.public_link_id !== null;
       const path = `${this.prefix}/${byLink ? recording.public_link_id! : recording.id}`;
-      return { kind: byLink ? 'link' : 'recording', workspace, path, apiKey, resource: `${workspace}${path}` };
+      return {
+        kind: byLink ? 'link' : 'recording',
+        workspace,
+        path,
+        apiKey,
+        resource: `${workspace}${path}`,
+      };
     }
     if (roll < 0.9) {
       const { size, zipf } = this.pages[Math.floor(Math.random() * this.pages.length)]!;
       const number = zipf.next() + 1;
       const path = `${this.prefix}?page_number=${number}&page_size=${size}`;
-      return { kind: 'list', workspace, path, apiKey, page: { number, size }, resource: `${workspace}${path}` };
+      return {
+        kind: 'list',
+        workspace,
+        path,
+        apiKey,
+        page: { number, size },
+        resource: `${workspace}${path}`,
+      };
     }
     if (roll < 0.94) {
       // A small pool of unknown ids, so their 404s are cached and re-read like real misses.
@@ -70,7 +83,13 @@ export class RequestMix {
       return { kind: 'bad-query', workspace, path, apiKey, resource: `${workspace}${path}` };
     }
     const path = `${this.prefix}/${this.data[workspace]![0]!.id}`;
-    return { kind: 'invalid-key', workspace, path, apiKey: `soak-invalid-${Math.floor(Math.random() * 1000)}`, resource: `${workspace}${path}` };
+    return {
+      kind: 'invalid-key',
+      workspace,
+      path,
+      apiKey: `soak-invalid-${Math.floor(Math.random() * 1000)}`,
+      resource: `${workspace}${path}`,
+    };
   }
 }
 
@@ -106,7 +125,11 @@ const FAULT_FOR_SEC = 8;
  * After `warmupSec` of clean load, every 20 s: 8 s of one fault, then 12 s healthy, so each
  * fault shows on its own and recovery is visible before the next. Without Redis, its slot is skipped.
  */
-export function faultSchedule(durationSec: number, warmupSec: number, withRedis: boolean): ScheduledFault[] {
+export function faultSchedule(
+  durationSec: number,
+  warmupSec: number,
+  withRedis: boolean,
+): ScheduledFault[] {
   const faults = FAULTS.filter(({ fault }) => withRedis || fault !== 'redis-down');
   const schedule: ScheduledFault[] = [];
   for (let i = 0, at = warmupSec; at + FAULT_FOR_SEC <= durationSec; i++, at += FAULT_EVERY_SEC) {

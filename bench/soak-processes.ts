@@ -21,15 +21,24 @@ export interface Child {
 
 export { freePort };
 
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+async function until(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(50);
   }
 }
 
-function stopper(child: ChildProcess, signal: NodeJS.Signals, killAfterMs: number): () => Promise<void> {
+function stopper(
+  child: ChildProcess,
+  signal: NodeJS.Signals,
+  killAfterMs: number,
+): () => Promise<void> {
   return async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -47,7 +56,11 @@ export function hasRedisServer(): boolean {
 
 /** Starts redis-server on `port` (no persistence) and waits until it answers PING. */
 export async function startRedis(port: number): Promise<Child> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   await until(() => ping(port), 5000, `redis-server on ${port}`);
   // A kill, as a crash would be: the data is gone when it comes back.
   return { process: child, stop: stopper(child, 'SIGKILL', 0) };
@@ -79,7 +92,12 @@ export interface GatewayPorts {
  * goes to `dir/gateway.log`. `nodeFlags` (e.g.
  * `--cpu-prof`) go before the script.
  */
-export async function startGateway(dir: string, config: string, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<Child & GatewayPorts & { log: string }> {
+export async function startGateway(
+  dir: string,
+  config: string,
+  env: Record<string, string>,
+  nodeFlags: readonly string[] = [],
+): Promise<Child & GatewayPorts & { log: string }> {
   const [port, adminPort] = [await freePort(), await freePort()];
   const configFile = join(dir, 'gateway.yaml');
   writeFileSync(configFile, config);
@@ -89,18 +107,39 @@ export async function startGateway(dir: string, config: string, env: Record<stri
   const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
   const child = spawn(process.execPath, [...nodeFlags, main], {
     stdio: ['ignore', out, out],
-    env: { ...process.env, ...RUNTIME_ENV, ...env, PORT: String(port), HOST: '127.0.0.1', ADMIN_PORT: String(adminPort), ADMIN_HOST: '127.0.0.1', GATEWAY_CONFIG: configFile },
+    env: {
+      ...process.env,
+      ...RUNTIME_ENV,
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ADMIN_PORT: String(adminPort),
+      ADMIN_HOST: '127.0.0.1',
+      GATEWAY_CONFIG: configFile,
+    },
   });
   closeSync(out);
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`gateway exited with ${code}; see ${log}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}; see ${log}`))),
+  );
   exited.catch(() => undefined);
-  await Promise.race([until(async () => (await scrape(adminPort, '/readyz').catch(() => '')) !== '', 10_000, 'the gateway to be ready'), exited]);
+  await Promise.race([
+    until(
+      async () => (await scrape(adminPort, '/readyz').catch(() => '')) !== '',
+      10_000,
+      'the gateway to be ready',
+    ),
+    exited,
+  ]);
   return { process: child, stop: stopper(child, 'SIGTERM', 5000), port, adminPort, log };
 }
 
 /** GETs a path of the admin listener and returns the body (throws unless 200). */
 export async function scrape(adminPort: number, path = '/metrics'): Promise<string> {
-  const res = await request(`http://127.0.0.1:${adminPort}${path}`, { headersTimeout: 5000, bodyTimeout: 5000 });
+  const res = await request(`http://127.0.0.1:${adminPort}${path}`, {
+    headersTimeout: 5000,
+    bodyTimeout: 5000,
+  });
   const text = await res.body.text();
   if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}`);
   return text;

@@ -14,8 +14,24 @@ import { startSimulator } from '../src/sim/server.js';
 import { AnswerChecker } from './soak-check.js';
 import { runLoad, Tally, type RedisOutage } from './soak-load.js';
 import { RequestMix, faultSchedule } from './soak-plan.js';
-import { freePort, hasRedisServer, metricSeries, metricSum, scrape, startGateway, startRedis, type Child } from './soak-processes.js';
-import { markdown, quantile, rssFlatness, windows, type Sample, type SoakSummary } from './soak-report.js';
+import {
+  freePort,
+  hasRedisServer,
+  metricSeries,
+  metricSum,
+  scrape,
+  startGateway,
+  startRedis,
+  type Child,
+} from './soak-processes.js';
+import {
+  markdown,
+  quantile,
+  rssFlatness,
+  windows,
+  type Sample,
+  type SoakSummary,
+} from './soak-report.js';
 
 const MiB = 1024 * 1024;
 const L1_MAX_MIB = 32;
@@ -42,11 +58,17 @@ cache:
 log: { level: warn }
 `;
 
-function setting(env: NodeJS.ProcessEnv, name: string, fallback: number, parse: (raw: string) => number | undefined = Number): number {
+function setting(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  parse: (raw: string) => number | undefined = Number,
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = parse(raw);
-  if (value === undefined || !Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be positive, got ${raw}`);
+  if (value === undefined || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(`${name} must be positive, got ${raw}`);
   return value;
 }
 
@@ -73,23 +95,45 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   const rps = setting(env, 'SOAK_RPS', 300);
   const connections = setting(env, 'SOAK_CONNECTIONS', 32);
   const withRedis = env['SOAK_REDIS'] !== '0' && hasRedisServer();
-  const settings = { compressMinBytes: env['SOAK_COMPRESS_MIN_BYTES'] ?? '1KiB', redisCommandTimeout: env['SOAK_REDIS_TIMEOUT'] ?? '100ms', durationSec: durationMs / 1000, warmupSec: warmupMs / 1000, targetRps: rps, connections, redis: withRedis, l1MaxBytes: `${L1_MAX_MIB}MiB`, workspaces: 4, recordingsPerWorkspace: 3000 };
+  const settings = {
+    compressMinBytes: env['SOAK_COMPRESS_MIN_BYTES'] ?? '1KiB',
+    redisCommandTimeout: env['SOAK_REDIS_TIMEOUT'] ?? '100ms',
+    durationSec: durationMs / 1000,
+    warmupSec: warmupMs / 1000,
+    targetRps: rps,
+    connections,
+    redis: withRedis,
+    l1MaxBytes: `${L1_MAX_MIB}MiB`,
+    workspaces: 4,
+    recordingsPerWorkspace: 3000,
+  };
   const dir = mkdtempSync(join(tmpdir(), 'recgw-soak-'));
   const children: Child[] = [];
   // Signed URLs live 30 min, so every one served in the run must be valid when checked.
-  const sim = await startSimulator({ workspaces: ['acme', 'globex', 'initech', 'umbrella'], recordingsPerWorkspace: 3000, urlLifetimeMs: 30 * 60_000 });
+  const sim = await startSimulator({
+    workspaces: ['acme', 'globex', 'initech', 'umbrella'],
+    recordingsPerWorkspace: 3000,
+    urlLifetimeMs: 30 * 60_000,
+  });
   try {
     let redis: Child | undefined;
     const redisPort = withRedis ? await freePort() : 0;
     if (withRedis) children.push((redis = await startRedis(redisPort)));
     const config = gatewayConfig(env);
-    const gateway = await startGateway(dir, config, {
-      UPSTREAM_URL: sim.baseUrlTemplate,
-      LOG_LEVEL: 'warn',
-      ...(withRedis ? { REDIS_URL: `redis://127.0.0.1:${redisPort}` } : {}),
-    }, (env['SOAK_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter(Boolean));
+    const gateway = await startGateway(
+      dir,
+      config,
+      {
+        UPSTREAM_URL: sim.baseUrlTemplate,
+        LOG_LEVEL: 'warn',
+        ...(withRedis ? { REDIS_URL: `redis://127.0.0.1:${redisPort}` } : {}),
+      },
+      (env['SOAK_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter(Boolean),
+    );
     children.push(gateway);
-    process.stdout.write(`soak: ${JSON.stringify(settings)}; gateway pid ${gateway.process.pid}, log ${gateway.log}\n`);
+    process.stdout.write(
+      `soak: ${JSON.stringify(settings)}; gateway pid ${gateway.process.pid}, log ${gateway.log}\n`,
+    );
 
     const schedule = faultSchedule(durationMs / 1000, warmupMs / 1000, withRedis);
     const outages: RedisOutage[] = [];
@@ -101,23 +145,28 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
     const timers: NodeJS.Timeout[] = [];
     let redisChild = redis;
     for (const entry of schedule) {
-      timers.push(setTimeout(() => {
-        process.stdout.write(`soak: ${Math.round(elapsed() / 1000)} s: ${entry.name}\n`);
-        if (entry.fault === 'redis-down') {
-          const outage = { stoppedAt: elapsed(), recoveredAt: Infinity };
-          outages.push(outage);
-          void redisChild?.stop();
-        } else sim.faults.set(entry.fault);
-      }, entry.at * 1000));
-      timers.push(setTimeout(() => {
-        if (entry.fault !== 'redis-down') return sim.faults.clear();
-        void startRedis(redisPort).then(async (child) => {
-          children.push((redisChild = child));
-          // Recovered once the gateway reports Redis up again: from then on it writes L2 again.
-          while ((await sample(gateway.adminPort, 0).catch(() => undefined))?.redisUp !== 1) await sleep(250);
-          outages[outages.length - 1]!.recoveredAt = elapsed();
-        });
-      }, entry.until * 1000));
+      timers.push(
+        setTimeout(() => {
+          process.stdout.write(`soak: ${Math.round(elapsed() / 1000)} s: ${entry.name}\n`);
+          if (entry.fault === 'redis-down') {
+            const outage = { stoppedAt: elapsed(), recoveredAt: Infinity };
+            outages.push(outage);
+            void redisChild?.stop();
+          } else sim.faults.set(entry.fault);
+        }, entry.at * 1000),
+      );
+      timers.push(
+        setTimeout(() => {
+          if (entry.fault !== 'redis-down') return sim.faults.clear();
+          void startRedis(redisPort).then(async (child) => {
+            children.push((redisChild = child));
+            // Recovered once the gateway reports Redis up again: from then on it writes L2 again.
+            while ((await sample(gateway.adminPort, 0).catch(() => undefined))?.redisUp !== 1)
+              await sleep(250);
+            outages[outages.length - 1]!.recoveredAt = elapsed();
+          });
+        }, entry.until * 1000),
+      );
     }
     const sampler = (async () => {
       for (let next = 0; next < durationMs; next += SAMPLE_EVERY_MS) {
@@ -127,18 +176,32 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
       }
     })();
 
-    await runLoad({ port: gateway.port, mix: new RequestMix(sim.data, sim.keys), checker: new AnswerChecker(sim), tally, connections, rps, startedAt, endsAt, outages });
+    await runLoad({
+      port: gateway.port,
+      mix: new RequestMix(sim.data, sim.keys),
+      checker: new AnswerChecker(sim),
+      tally,
+      connections,
+      rps,
+      startedAt,
+      endsAt,
+      outages,
+    });
     for (const timer of timers) clearTimeout(timer);
     sim.faults.clear();
     await sampler;
     const metrics = await scrape(gateway.adminPort);
     const outcomes: Record<string, number> = {};
-    for (const [labels, value] of Object.entries(metricSeries(metrics, 'recgw_upstream_requests_total'))) {
+    for (const [labels, value] of Object.entries(
+      metricSeries(metrics, 'recgw_upstream_requests_total'),
+    )) {
       const outcome = /outcome="([^"]+)"/.exec(labels)?.[1] ?? 'other';
       outcomes[outcome] = (outcomes[outcome] ?? 0) + value;
     }
     await gateway.stop();
-    const errorLines = readFileSync(gateway.log, 'utf8').split('\n').filter((line) => /"level":(50|60)\b|"level":"(error|fatal)"/.test(line)).length;
+    const errorLines = readFileSync(gateway.log, 'utf8')
+      .split('\n')
+      .filter((line) => /"level":(50|60)\b|"level":"(error|fatal)"/.test(line)).length;
 
     const rss = rssFlatness(samples, L1_MAX_MIB, warmupMs / 1000);
     const summary: SoakSummary = {
@@ -150,7 +213,11 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
       rps: tally.requests / (durationMs / 1000),
       statuses: tally.statuses,
       byKind: tally.byKind,
-      latencyMs: { p50: quantile(tally.latencies, 0.5), p99: quantile(tally.latencies, 0.99), max: Math.max(0, ...tally.latencies) },
+      latencyMs: {
+        p50: quantile(tally.latencies, 0.5),
+        p99: quantile(tally.latencies, 0.99),
+        max: Math.max(0, ...tally.latencies),
+      },
       upstreamCalls: sim.counters.total,
       upstreamOutcomes: outcomes,
       fiveXxCachedBefore: tally.fiveXxCachedBefore,
@@ -163,7 +230,11 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
       redisOutages: outages,
       rss,
       examples: tally.examples,
-      pass: { noFiveXxForCached: tally.fiveXxCachedBefore === 0, noInvalidData: tally.invalid === 0, rssFlat: rss.maxDeviationPct !== null && rss.maxDeviationPct <= 10 },
+      pass: {
+        noFiveXxForCached: tally.fiveXxCachedBefore === 0,
+        noInvalidData: tally.invalid === 0,
+        rssFlat: rss.maxDeviationPct !== null && rss.maxDeviationPct <= 10,
+      },
     };
     const results = fileURLToPath(new URL('../../bench/results/', import.meta.url));
     mkdirSync(results, { recursive: true });

@@ -58,16 +58,23 @@ async function start(sim: SimHandle, workers: number): Promise<Running> {
     LOG_LEVEL: 'info',
   };
   // stdout to /dev/null: the request log is written as in production, and not read by the bench's core.
-  const options = { env, stdio: ['ignore', 'ignore', 'inherit'] as ['ignore', 'ignore', 'inherit'] };
+  const options = {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'] as ['ignore', 'ignore', 'inherit'],
+  };
   // Children inherit the bench's pinning to the load core; widen it back to every core.
-  const child: ChildProcess = canPin ? spawn('taskset', ['-c', cores, process.execPath, MAIN], options) : spawn(process.execPath, [MAIN], options);
+  const child: ChildProcess = canPin
+    ? spawn('taskset', ['-c', cores, process.execPath, MAIN], options)
+    : spawn(process.execPath, [MAIN], options);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     const text = await scrape(adminPort);
     // With workers, the primary's gauge; a single process is ready once it scrapes at all.
-    if (text !== undefined && (workers === 1 || sample(text, 'recgw_workers_ready') === workers)) break;
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`gateway with ${workers} worker(s) did not become ready`);
+    if (text !== undefined && (workers === 1 || sample(text, 'recgw_workers_ready') === workers))
+      break;
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`gateway with ${workers} worker(s) did not become ready`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return {
@@ -97,7 +104,13 @@ export async function workersCase(h: Harness, sim: SimHandle): Promise<CaseResul
     return {
       name: 'workers',
       rows: [rowOf(single), rowOf(pair, single)],
-      checks: [{ target: 'two workers serve at least as many L1 hits/s as one (this host)', measured: `${round(ratio, 3)}×`, met: ratio >= 1 }],
+      checks: [
+        {
+          target: 'two workers serve at least as many L1 hits/s as one (this host)',
+          measured: `${round(ratio, 3)}×`,
+          met: ratio >= 1,
+        },
+      ],
       notes: [
         `Host: ${cpus().length} cores, shared by the load generator (pinned to CPU 0), the simulator and the gateway's processes. ` +
           'The second worker competes with the load generator for its core, so this ratio shows what the cluster path costs or gains on this host, ' +

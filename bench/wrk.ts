@@ -31,7 +31,13 @@ export function wrkMs(text: string): number {
   if (match === null) throw new Error(`wrk: unreadable duration ${text}`);
   const value = Number(match[1]);
   const unit = match[2];
-  return unit === 'us' ? value / 1000 : unit === 'ms' ? value : unit === 's' ? value * 1000 : value * 60_000;
+  return unit === 'us'
+    ? value / 1000
+    : unit === 'ms'
+      ? value
+      : unit === 's'
+        ? value * 1000
+        : value * 60_000;
 }
 
 /** Reads wrk's report (with --latency). */
@@ -43,10 +49,14 @@ export function parseWrk(output: string): LoadResult {
   };
   const requests = Number(/(\d+) requests in/.exec(output)?.[1] ?? Number.NaN);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? Number.NaN);
-  if (!Number.isFinite(requests) || !Number.isFinite(rps)) throw new Error(`wrk: unreadable report:\n${output}`);
+  if (!Number.isFinite(requests) || !Number.isFinite(rps))
+    throw new Error(`wrk: unreadable report:\n${output}`);
   const bad = Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0);
-  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
-  const errors = socketErrors === null ? 0 : socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(
+    output,
+  );
+  const errors =
+    socketErrors === null ? 0 : socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0);
   // wrk counts 2xx and 3xx together; the cases send no conditional requests, so these are 200s.
   const statuses: Record<string, number> = { '200': requests - bad };
   if (bad > 0) statuses['non-2xx/3xx'] = bad;
@@ -56,7 +66,8 @@ export function parseWrk(output: string): LoadResult {
 /** Runs wrk with one thread (the load generator has one core) against 127.0.0.1:port. */
 export function wrk(options: WrkOptions): Promise<LoadResult> {
   const args = ['-t1', `-c${options.connections}`, `-d${options.durationSec}s`, '--latency'];
-  for (const [name, value] of Object.entries(options.headers)) args.push('-H', `${wrkHeaderName(name)}: ${value}`);
+  for (const [name, value] of Object.entries(options.headers))
+    args.push('-H', `${wrkHeaderName(name)}: ${value}`);
   args.push(`http://127.0.0.1:${options.port}${options.path}`);
   return new Promise((resolve, reject) => {
     execFile('wrk', args, { encoding: 'utf8' }, (error, stdout, stderr) => {

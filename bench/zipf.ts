@@ -4,7 +4,11 @@
 export class Zipf {
   private readonly cumulative: Float64Array;
 
-  constructor(n: number, s = 1, private readonly random: () => number = Math.random) {
+  constructor(
+    n: number,
+    s = 1,
+    private readonly random: () => number = Math.random,
+  ) {
     this.cumulative = new Float64Array(n);
     let sum = 0;
     for (let k = 0; k < n; k++) this.cumulative[k] = sum += 1 / (k + 1) ** s;

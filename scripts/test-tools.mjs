@@ -34,13 +34,19 @@ const missing = () => TOOLS.filter((tool) => !onPath(tool.command));
 /** How to run a command as root here: directly, through sudo without a password, or not at all. */
 function rootRunner() {
   if (process.getuid?.() === 0) return [];
-  if (onPath('sudo') && spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0) return ['sudo', '-n'];
+  if (onPath('sudo') && spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0)
+    return ['sudo', '-n'];
   return null;
 }
 
 function asRoot(runner, args) {
   const [command, ...rest] = [...runner, ...args];
-  return spawnSync(command, rest, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
+  return (
+    spawnSync(command, rest, {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    }).status === 0
+  );
 }
 
 function fail(tools) {
@@ -55,7 +61,9 @@ function fail(tools) {
 
 function install(runner, tools) {
   const packages = tools.map((tool) => tool.debian);
-  process.stderr.write(`npm test: installing ${packages.join(' ')} from Debian packages (needed by the tests; RECGW_TEST_INSTALL=no to stop instead)\n`);
+  process.stderr.write(
+    `npm test: installing ${packages.join(' ')} from Debian packages (needed by the tests; RECGW_TEST_INSTALL=no to stop instead)\n`,
+  );
   // policy-rc.d answering 101 keeps the packages from starting services: the tests start their own
   // redis-server on free ports, and a Prometheus server left on :9090 would outlive the run.
   let addedPolicy = false;
@@ -64,12 +72,17 @@ function install(runner, tools) {
       writeFileSync(POLICY, '#!/bin/sh\nexit 101\n');
       chmodSync(POLICY, 0o755);
     } else {
-      asRoot(runner, ['sh', '-c', `printf '#!/bin/sh\\nexit 101\\n' > ${POLICY} && chmod 755 ${POLICY}`]);
+      asRoot(runner, [
+        'sh',
+        '-c',
+        `printf '#!/bin/sh\\nexit 101\\n' > ${POLICY} && chmod 755 ${POLICY}`,
+      ]);
     }
     addedPolicy = true;
   }
   try {
-    if (asRoot(runner, ['apt-get', 'update', '-qq'])) asRoot(runner, ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...packages]);
+    if (asRoot(runner, ['apt-get', 'update', '-qq']))
+      asRoot(runner, ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...packages]);
   } finally {
     if (addedPolicy) {
       if (runner.length === 0) rmSync(POLICY, { force: true });
@@ -80,7 +93,10 @@ function install(runner, tools) {
 
 const needed = missing();
 if (needed.length > 0) {
-  const runner = process.env.RECGW_TEST_INSTALL === 'no' || process.platform !== 'linux' || !onPath('apt-get') ? null : rootRunner();
+  const runner =
+    process.env.RECGW_TEST_INSTALL === 'no' || process.platform !== 'linux' || !onPath('apt-get')
+      ? null
+      : rootRunner();
   if (runner === null) fail(needed);
   install(runner, needed);
   const still = missing();

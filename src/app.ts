@@ -78,12 +78,15 @@ export interface App {
 }
 
 function signerFor(config: Config): UrlSigner | null {
-  return config.signing.signer === null ? null : createSigner(config.signing.signer, config.signing.hosts);
+  return config.signing.signer === null
+    ? null
+    : createSigner(config.signing.signer, config.signing.hosts);
 }
 
 function serviceKey(config: Config, env: NodeJS.ProcessEnv): string | undefined {
   if (config.upstream.auth !== 'service-key') return undefined;
-  if (config.upstream.serviceKeyFile !== null) return readSecretFile('upstream.serviceKeyFile', config.upstream.serviceKeyFile);
+  if (config.upstream.serviceKeyFile !== null)
+    return readSecretFile('upstream.serviceKeyFile', config.upstream.serviceKeyFile);
   return env['UPSTREAM_SERVICE_KEY'];
 }
 
@@ -92,12 +95,20 @@ export function buildApp(initial: Config, deps: AppDeps): App {
   const { logger } = deps;
   const clock = deps.clock ?? systemClock;
   const env = deps.env ?? process.env;
-  const metrics = deps.metrics ?? new GatewayMetrics({ workspaceLabel: initial.metrics.workspaceLabel });
+  const metrics =
+    deps.metrics ?? new GatewayMetrics({ workspaceLabel: initial.metrics.workspaceLabel });
   let settings = makeSettings(initial, signerFor);
   const current = (): Settings => settings;
 
   const key = serviceKey(initial, env);
-  const upstream = deps.upstream ?? createUpstream(initial.upstream, { metrics, logger: logger.child({ component: 'upstream' }), clock, ...(key === undefined ? {} : { serviceKey: key }) });
+  const upstream =
+    deps.upstream ??
+    createUpstream(initial.upstream, {
+      metrics,
+      logger: logger.child({ component: 'upstream' }),
+      clock,
+      ...(key === undefined ? {} : { serviceKey: key }),
+    });
   const l2 =
     deps.sharedTier !== undefined
       ? deps.sharedTier
@@ -106,26 +117,73 @@ export function buildApp(initial: Config, deps: AppDeps): App {
             metrics,
             logger: logger.child({ component: 'redis' }),
             clock,
-            purgeLog: { logLength: initial.cache.purge.logLength, pollInterval: initial.cache.purge.pollInterval },
+            purgeLog: {
+              logLength: initial.cache.purge.logLength,
+              pollInterval: initial.cache.purge.pollInterval,
+            },
           })
         : null;
   const l1 = new L1Cache(initial.cache.l1.maxBytes, metrics);
-  const generations = new Generations({ shared: l2, maxWorkspaces: initial.cache.purge.maxWorkspaces, maxLagMs: initial.cache.purge.maxLag });
-  const verdicts = new Verdicts(l2, metrics, () => ({ valid: settings.config.auth.validTtl, invalid: settings.config.auth.invalidTtl }));
-  const limiter = new FailedKeyLimiter(() => settings.config.auth.failedKeyLimit, initial.auth.failedKeyLimit.maxClients);
+  const generations = new Generations({
+    shared: l2,
+    maxWorkspaces: initial.cache.purge.maxWorkspaces,
+    maxLagMs: initial.cache.purge.maxLag,
+  });
+  const verdicts = new Verdicts(l2, metrics, () => ({
+    valid: settings.config.auth.validTtl,
+    invalid: settings.config.auth.invalidTtl,
+  }));
+  const limiter = new FailedKeyLimiter(
+    () => settings.config.auth.failedKeyLimit,
+    initial.auth.failedKeyLimit.maxClients,
+  );
   const staticKeysFor = (config: Config): StaticKeys | null =>
     config.auth.keyFile === null
       ? null
-      : new StaticKeys(config.auth.keyFile, logger.child({ component: 'auth' }), () => clock.now(), (result) => metrics.keyFileReloads.inc({ result }));
+      : new StaticKeys(
+          config.auth.keyFile,
+          logger.child({ component: 'auth' }),
+          () => clock.now(),
+          (result) => metrics.keyFileReloads.inc({ result }),
+        );
   let staticKeys = staticKeysFor(initial);
-  const factory = new EntryFactory(current, metrics, new StaleOnArrival(logger.child({ component: 'cache' }), () => clock.now()));
-  const readThrough = new ReadThrough({ l1, l2, generations, factory, verdicts, settings: current, clock, metrics, logger: logger.child({ component: 'cache' }) });
+  const factory = new EntryFactory(
+    current,
+    metrics,
+    new StaleOnArrival(logger.child({ component: 'cache' }), () => clock.now()),
+  );
+  const readThrough = new ReadThrough({
+    l1,
+    l2,
+    generations,
+    factory,
+    verdicts,
+    settings: current,
+    clock,
+    metrics,
+    logger: logger.child({ component: 'cache' }),
+  });
   const purger = new Purger(l2, generations, readThrough);
 
   const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
   const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));
-  const quotas = new Quotas({ l2, clock, metrics, maxLocalKeys: initial.limits.perKey.maxLocalKeys });
-  const publicHandler = new PublicHandler({ settings: current, readThrough, upstream, keys, quotas, clock, metrics, logger, tracing });
+  const quotas = new Quotas({
+    l2,
+    clock,
+    metrics,
+    maxLocalKeys: initial.limits.perKey.maxLocalKeys,
+  });
+  const publicHandler = new PublicHandler({
+    settings: current,
+    readThrough,
+    upstream,
+    keys,
+    quotas,
+    clock,
+    metrics,
+    logger,
+    tracing,
+  });
   const { server: serverConfig } = initial;
   const server = createServer(
     {
@@ -160,7 +218,8 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       ready: () => ready,
       openApi: openApiJson(),
       listing: () => settings.config.listing,
-      inspect: (workspace, key) => inspectCache(readThrough, () => (l2 === null ? null : l2.up), workspace, key, clock.now()),
+      inspect: (workspace, key) =>
+        inspectCache(readThrough, () => (l2 === null ? null : l2.up), workspace, key, clock.now()),
     }),
   );
 
@@ -180,7 +239,11 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       // Past the checks that can reject the file. Listeners, pools, the Redis connection and the
       // logger were built from the start-up config: a change to them is named, not applied.
       const notApplied = restartOnlyChanges(initial, config);
-      for (const key of notApplied) logger.warn({ key }, 'configuration key changed but applies only after a restart; the running value stays');
+      for (const key of notApplied)
+        logger.warn(
+          { key },
+          'configuration key changed but applies only after a restart; the running value stays',
+        );
       const previousAuth = settings.config.auth;
       settings = next;
       staticKeys = nextKeys;
@@ -188,7 +251,11 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       // An L1 verdict's expiry was fixed from the TTLs it was stored under: new TTLs apply to the
       // next request only if those go. Any other reload keeps them, so clients are not all sent
       // back to L2 or the upstream to re-prove their keys.
-      if (config.auth.validTtl !== previousAuth.validTtl || config.auth.invalidTtl !== previousAuth.invalidTtl) verdicts.clear();
+      if (
+        config.auth.validTtl !== previousAuth.validTtl ||
+        config.auth.invalidTtl !== previousAuth.invalidTtl
+      )
+        verdicts.clear();
       return notApplied;
     },
     markReady() {

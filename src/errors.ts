@@ -19,10 +19,16 @@ export const ERROR_CODES = {
   INVALID_KEY: { status: 401, message: 'Invalid API key' },
   TOO_MANY_FAILED_KEYS: { status: 429, message: 'Too many failed API key attempts; retry later' },
   QUOTA_EXCEEDED: { status: 429, message: 'This API key is over its request quota; retry later' },
-  UPSTREAM_RATE_LIMITED: { status: 429, message: 'The recordings store is rate limiting requests; retry later' },
+  UPSTREAM_RATE_LIMITED: {
+    status: 429,
+    message: 'The recordings store is rate limiting requests; retry later',
+  },
   UPSTREAM_UNREACHABLE: { status: 502, message: 'The recordings store is unreachable' },
   UPSTREAM_INVALID: { status: 502, message: 'The recordings store sent an invalid response' },
-  CIRCUIT_OPEN: { status: 503, message: 'The recordings store is failing; requests are paused briefly' },
+  CIRCUIT_OPEN: {
+    status: 503,
+    message: 'The recordings store is failing; requests are paused briefly',
+  },
   UPSTREAM_TIMEOUT: { status: 504, message: 'The recordings store did not answer in time' },
   INTERNAL: { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -8,7 +8,6 @@ import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { createLogger, flushLogger } from './observability/logger.js';
 
-
 async function main(): Promise<void> {
   let config;
   try {
@@ -23,17 +22,24 @@ async function main(): Promise<void> {
   const root = createLogger({ level: config.log.level });
   // server.workers > 1: this process is the primary (no gateway of its own) or one of its workers.
   if (config.server.workers > 1 && cluster.isPrimary) return runPrimary(config, root);
-  const logger = cluster.isWorker ? root.child({ worker: Number(process.env[WORKER_SLOT_ENV]), pid: process.pid }) : root;
+  const logger = cluster.isWorker
+    ? root.child({ worker: Number(process.env[WORKER_SLOT_ENV]), pid: process.pid })
+    : root;
   // stdout is buffered (16 KB) so request lines cost no syscall; a quiet gateway must still show
   // its lines within a second, and lifecycle lines (listening, reloads) at once.
   setInterval(() => void flushLogger(logger), 1000).unref();
   const app = buildApp(config, { logger });
   const [publicAddress, adminAddress] = await Promise.all([
     listen(app.server, { port: config.server.port, host: config.server.host }),
-    cluster.isWorker ? listenWorkerAdmin(app.admin) : listen(app.admin, { port: config.admin.port, host: config.admin.host }),
+    cluster.isWorker
+      ? listenWorkerAdmin(app.admin)
+      : listen(app.admin, { port: config.admin.port, host: config.admin.host }),
   ]);
   app.markReady();
-  logger.info({ public: publicAddress, admin: adminAddress, redis: app.l2 !== null }, cluster.isWorker ? 'worker listening' : 'listening');
+  logger.info(
+    { public: publicAddress, admin: adminAddress, redis: app.l2 !== null },
+    cluster.isWorker ? 'worker listening' : 'listening',
+  );
   void flushLogger(logger);
 
   let stopping = false;
@@ -41,7 +47,10 @@ async function main(): Promise<void> {
     // A second signal cuts what is left of the drain delay short; in-flight requests still finish.
     if (stopping) return void app.close();
     stopping = true;
-    logger.info({ signal, drainDelayMs: signal === 'SIGTERM' ? app.settings().config.server.drainDelay : 0 }, 'shutting down');
+    logger.info(
+      { signal, drainDelayMs: signal === 'SIGTERM' ? app.settings().config.server.drainDelay : 0 },
+      'shutting down',
+    );
     void flushLogger(logger);
     // SIGTERM is the orchestrator's: drain first (DESIGN A8). SIGINT is a person at a terminal.
     void (signal === 'SIGTERM' ? app.drain() : app.close())
@@ -50,7 +59,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  if (cluster.isWorker) joinCluster(app.metrics, { public: publicAddress, admin: adminAddress }, stop);
+  if (cluster.isWorker)
+    joinCluster(app.metrics, { public: publicAddress, admin: adminAddress }, stop);
   // SIGHUP: re-read the config files; a bad file is logged and the running config kept.
   process.on('SIGHUP', () => {
     try {
@@ -59,7 +69,10 @@ async function main(): Promise<void> {
       logger.info('configuration reloaded');
     } catch (error) {
       app.metrics.configReloads.inc({ result: 'error' });
-      logger.error({ problems: error instanceof ConfigError ? error.problems : [String(error)] }, 'configuration reload failed; keeping the running configuration');
+      logger.error(
+        { problems: error instanceof ConfigError ? error.problems : [String(error)] },
+        'configuration reload failed; keeping the running configuration',
+      );
     }
     void flushLogger(logger);
   });

@@ -18,7 +18,10 @@ function prometheusRule(alertsText) {
   const manifest = {
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
-    metadata: { name: 'recordings-gateway', labels: { 'app.kubernetes.io/name': 'recordings-gateway' } },
+    metadata: {
+      name: 'recordings-gateway',
+      labels: { 'app.kubernetes.io/name': 'recordings-gateway' },
+    },
     spec: { groups },
   };
   const header =

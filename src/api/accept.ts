@@ -123,8 +123,11 @@ class Scanner {
       }
     }
     const appliesToJson =
-      (type === '*' || type === 'application') && (subtype === '*' || subtype === 'json') && parametersMatch;
-    const specificity = (type === '*' ? 0 : 4) + (subtype === '*' ? 0 : 2) + (hasParameters ? 1 : 0);
+      (type === '*' || type === 'application') &&
+      (subtype === '*' || subtype === 'json') &&
+      parametersMatch;
+    const specificity =
+      (type === '*' ? 0 : 4) + (subtype === '*' ? 0 : 2) + (hasParameters ? 1 : 0);
     return { appliesToJson, specificity, q };
   }
 

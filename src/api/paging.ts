@@ -27,7 +27,7 @@ export function parseListQuery(query: string, limits: PageLimits): PageRequest {
   let pageSize: number | undefined;
   // Split by hand rather than with URLSearchParams: it would turn "+" into a space, swallow bad
   // escapes and hide a repeated name; here every one of those is a client error to report.
-  for (let start = 0; start <= query.length; ) {
+  for (let start = 0; start <= query.length;) {
     let end = query.indexOf('&', start);
     if (end === -1) end = query.length;
     if (end > start) {
@@ -41,7 +41,10 @@ export function parseListQuery(query: string, limits: PageLimits): PageRequest {
         if (pageSize !== undefined) throw repeated(name);
         pageSize = parseInteger(query, nameEnd, end, name, limits.maxPageSize);
       } else {
-        throw new ValidationError(echo(name), `Unknown query parameter "${echo(name)}"; allowed: ${ALLOWED}`);
+        throw new ValidationError(
+          echo(name),
+          `Unknown query parameter "${echo(name)}"; allowed: ${ALLOWED}`,
+        );
       }
     }
     start = end + 1;
@@ -51,14 +54,17 @@ export function parseListQuery(query: string, limits: PageLimits): PageRequest {
 
 /** For the single-recording route, which takes no query parameters: throws on the first one. */
 export function rejectAnyQuery(query: string): void {
-  for (let start = 0; start <= query.length; ) {
+  for (let start = 0; start <= query.length;) {
     let end = query.indexOf('&', start);
     if (end === -1) end = query.length;
     // Empty members ("?", "?&&") carry no parameter; anything else does.
     if (end > start) {
       const eq = query.indexOf('=', start);
       const name = decodedName(query.slice(start, eq === -1 || eq > end ? end : eq), 'none');
-      throw new ValidationError(echo(name), `Unknown query parameter "${echo(name)}"; allowed: none`);
+      throw new ValidationError(
+        echo(name),
+        `Unknown query parameter "${echo(name)}"; allowed: none`,
+      );
     }
     start = end + 1;
   }
@@ -68,8 +74,15 @@ export function rejectAnyQuery(query: string): void {
  * The decimal value between `nameEnd` ("=" or the member's end) and `end`: digits only (no sign,
  * exponent, fraction, spaces or "+"), at most nine of them, leading zeros allowed, 1…max.
  */
-function parseInteger(query: string, nameEnd: number, end: number, name: string, max: number): number {
-  if (nameEnd === end || nameEnd + 1 === end) throw outOfRange(name, max, '; it was given without a value');
+function parseInteger(
+  query: string,
+  nameEnd: number,
+  end: number,
+  name: string,
+  max: number,
+): number {
+  if (nameEnd === end || nameEnd + 1 === end)
+    throw outOfRange(name, max, '; it was given without a value');
   let raw = query.slice(nameEnd + 1, end);
   if (raw.indexOf('%') !== -1) raw = decodeComponent(raw) ?? '';
   if (raw.length === 0 || raw.length > MAX_DIGITS) throw outOfRange(name, max, '');
@@ -95,7 +108,10 @@ function nameAt(query: string, start: number, nameEnd: number): string {
 function decodedName(raw: string, allowed: string): string {
   const name = decodeComponent(raw);
   if (name === undefined) {
-    throw new ValidationError(echo(raw), `Malformed percent-encoding in query parameter "${echo(raw)}"; allowed: ${allowed}`);
+    throw new ValidationError(
+      echo(raw),
+      `Malformed percent-encoding in query parameter "${echo(raw)}"; allowed: ${allowed}`,
+    );
   }
   return name;
 }
@@ -129,7 +145,10 @@ function outOfRange(name: string, max: number, detail: string): ValidationError 
 
 /** The error for a parameter given twice. */
 function repeated(name: string): ValidationError {
-  return new ValidationError(name, `Query parameter "${name}" given more than once; allowed once each: ${ALLOWED}`);
+  return new ValidationError(
+    name,
+    `Query parameter "${name}" given more than once; allowed once each: ${ALLOWED}`,
+  );
 }
 
 /** A name as it may be quoted in a message or an error's `parameter`: capped in length. */

@@ -8,7 +8,13 @@ import type { Lookup } from '../cache/lookup.js';
 import { CacheStatus } from '../cache/status.js';
 import type { ListPage, Recording } from '../recording.js';
 import { SpanKind, endSpan, type RequestTrace } from '../tracing/request-trace.js';
-import type { PageRequest, Resource, Upstream, UpstreamAnswer, UpstreamTrace } from '../upstream/types.js';
+import type {
+  PageRequest,
+  Resource,
+  Upstream,
+  UpstreamAnswer,
+  UpstreamTrace,
+} from '../upstream/types.js';
 
 /**
  * The lookup of one list page or one recording. A class, so no closure is made per request; it is
@@ -41,7 +47,9 @@ export class ResourceLookup extends CacheStatus implements Lookup {
   /** Fetches the resource from the upstream with the given key, as a span of the request's trace. */
   async fetch(apiKey: string): Promise<UpstreamAnswer<ListPage | Recording>> {
     const started = performance.now();
-    const span = this.trace?.child('upstream fetch', SpanKind.CLIENT, { 'recgw.resource': this.resource });
+    const span = this.trace?.child('upstream fetch', SpanKind.CLIENT, {
+      'recgw.resource': this.resource,
+    });
     let failure: unknown;
     try {
       let upstreamTrace: UpstreamTrace | undefined;
@@ -49,13 +57,23 @@ export class ResourceLookup extends CacheStatus implements Lookup {
         upstreamTrace = {
           headers: this.trace.headers(span),
           // Retries are events of the fetch's span: every attempt carries that span's id upstream.
-          retrying: (attempt, reason, waitMs) => span.addEvent('retry', { 'recgw.attempt': attempt, 'recgw.reason': reason, 'recgw.wait_ms': waitMs }),
+          retrying: (attempt, reason, waitMs) =>
+            span.addEvent('retry', {
+              'recgw.attempt': attempt,
+              'recgw.reason': reason,
+              'recgw.wait_ms': waitMs,
+            }),
         };
       }
       const answer =
         this.page !== null
           ? await this.upstream.fetchList(this.workspace, this.page, apiKey, upstreamTrace)
-          : await this.upstream.fetchRecording(this.workspace, this.id ?? '', apiKey, upstreamTrace);
+          : await this.upstream.fetchRecording(
+              this.workspace,
+              this.id ?? '',
+              apiKey,
+              upstreamTrace,
+            );
       span?.setAttribute('http.response.status_code', answer.status);
       return answer;
     } catch (error) {

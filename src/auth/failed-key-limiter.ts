@@ -26,7 +26,9 @@ export class FailedKeyLimiter {
     if (window === undefined) return 0;
     const { attempts, window: length } = this.limits();
     if (now - window.start >= length) return 0;
-    return window.failures >= attempts ? Math.max(1, Math.ceil((window.start + length - now) / 1000)) : 0;
+    return window.failures >= attempts
+      ? Math.max(1, Math.ceil((window.start + length - now) / 1000))
+      : 0;
   }
 
   /** Counts one failed attempt. */

@@ -31,11 +31,20 @@ export class KeyCheck {
 
   constructor(private readonly deps: KeyCheckDeps) {
     // The two counted on hits are batched (batched-series.ts); the rest are on failure paths.
-    this.staticValid = deps.metrics.batch.counter(deps.metrics.authResults, { source: 'static', result: 'valid' });
+    this.staticValid = deps.metrics.batch.counter(deps.metrics.authResults, {
+      source: 'static',
+      result: 'valid',
+    });
     this.staticInvalid = deps.metrics.authResults.labels({ source: 'static', result: 'invalid' });
-    this.l1Valid = deps.metrics.batch.counter(deps.metrics.authResults, { source: 'l1', result: 'valid' });
+    this.l1Valid = deps.metrics.batch.counter(deps.metrics.authResults, {
+      source: 'l1',
+      result: 'valid',
+    });
     this.l1Invalid = deps.metrics.authResults.labels({ source: 'l1', result: 'invalid' });
-    this.rateLimited = deps.metrics.authResults.labels({ source: 'limiter', result: 'rate_limited' });
+    this.rateLimited = deps.metrics.authResults.labels({
+      source: 'limiter',
+      result: 'rate_limited',
+    });
   }
 
   /**
@@ -45,7 +54,11 @@ export class KeyCheck {
    * one would keep a key removed from the file working for auth.validTtl. In `both` a key the
    * file does not list is not refused by it, only passed on, so it counts as no file verdict.
    */
-  known<C extends Caller>(caller: C, mode: Config['auth']['mode'], now: number): (C & VerifiedCaller) | undefined {
+  known<C extends Caller>(
+    caller: C,
+    mode: Config['auth']['mode'],
+    now: number,
+  ): (C & VerifiedCaller) | undefined {
     if (mode !== 'upstream') {
       if (this.deps.staticKeys()?.has(caller.workspace, caller.keyHash) === true) {
         this.staticValid.inc();
@@ -72,7 +85,10 @@ export class KeyCheck {
    * The verdict when neither the file nor L1 has one: the shared tier. Undefined means unknown:
    * the key must prove itself upstream, and no cached answer may reach it.
    */
-  async resolve<C extends Caller>(caller: C, now: number): Promise<(C & VerifiedCaller) | undefined> {
+  async resolve<C extends Caller>(
+    caller: C,
+    now: number,
+  ): Promise<(C & VerifiedCaller) | undefined> {
     const shared = await this.deps.verdicts.lookupShared(caller.workspace, caller.keyHash, now);
     if (shared === false) this.reject(caller.address, now);
     if (shared === true) return vouchFor(caller);

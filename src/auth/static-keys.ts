@@ -19,15 +19,19 @@ export type KeyFileReload = 'ok' | 'error';
 /** Parses the key file's text; throws with a message naming the bad entry. */
 export function parseKeyFile(text: string): Map<string, Set<string>> {
   const parsed: unknown = JSON.parse(text);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('key file must be a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error('key file must be a JSON object');
   const table = new Map<string, Set<string>>();
   for (const [workspace, hashes] of Object.entries(parsed)) {
     // Workspaces come from the Host in lower case: a name that is not one would never match.
-    if (asWorkspaceId(workspace) === undefined) throw new Error(`key file: ${workspace} is not a workspace name (one lower-case DNS label)`);
-    if (!Array.isArray(hashes)) throw new Error(`key file: ${workspace} must be an array of hex SHA-256 hashes`);
+    if (asWorkspaceId(workspace) === undefined)
+      throw new Error(`key file: ${workspace} is not a workspace name (one lower-case DNS label)`);
+    if (!Array.isArray(hashes))
+      throw new Error(`key file: ${workspace} must be an array of hex SHA-256 hashes`);
     const set = new Set<string>();
     for (const hash of hashes) {
-      if (typeof hash !== 'string' || !HEX_SHA256.test(hash.toLowerCase())) throw new Error(`key file: ${workspace} has an entry that is not a hex SHA-256`);
+      if (typeof hash !== 'string' || !HEX_SHA256.test(hash.toLowerCase()))
+        throw new Error(`key file: ${workspace} has an entry that is not a hex SHA-256`);
       set.add(hash.toLowerCase());
     }
     table.set(workspace, set);
@@ -75,7 +79,10 @@ export class StaticKeys {
       this.onReload('ok');
     } catch (error) {
       this.failedMtimeMs = version;
-      this.logger.error({ file: this.path, err: error }, 'key file reload failed; keeping the previous keys');
+      this.logger.error(
+        { file: this.path, err: error },
+        'key file reload failed; keeping the previous keys',
+      );
       this.onReload('error');
     }
   }

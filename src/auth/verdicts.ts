@@ -32,14 +32,21 @@ export class Verdicts {
   }
 
   /** The shared-tier verdict (copied into L1), or undefined. */
-  async lookupShared(workspace: WorkspaceId, keyHash: KeyHash, now: number): Promise<boolean | undefined> {
+  async lookupShared(
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    now: number,
+  ): Promise<boolean | undefined> {
     if (this.shared === null) return undefined;
     const valid = await this.shared.getVerdict(workspace, keyHash);
     if (valid === undefined) return undefined;
     this.metrics.authResults.inc({ source: 'l2', result: valid ? 'valid' : 'invalid' });
     const ttl = this.ttl();
     // The L2 TTL is not known here; keep the copy no longer than the shortest configured verdict.
-    this.l1.set(`${workspace}\n${keyHash}`, { valid, until: now + Math.min(ttl.valid, ttl.invalid) });
+    this.l1.set(`${workspace}\n${keyHash}`, {
+      valid,
+      until: now + Math.min(ttl.valid, ttl.invalid),
+    });
     return valid;
   }
 

@@ -57,7 +57,9 @@ function aligned(length: number): number {
 
 /** The bytes an entry occupies in a segment: body and encodings, each aligned. */
 function footprint(entry: CacheEntry): number {
-  return aligned(entry.body.length) + aligned(entry.gzip?.length ?? 0) + aligned(entry.br?.length ?? 0);
+  return (
+    aligned(entry.body.length) + aligned(entry.gzip?.length ?? 0) + aligned(entry.br?.length ?? 0)
+  );
 }
 
 /** Segments for the entries one L1 holds. */
@@ -126,7 +128,9 @@ export class ByteArena {
   /** The segment (other than the current one) with the fewest live bytes. */
   private emptiest(): Segment | undefined {
     let found: Segment | undefined;
-    for (const segment of this.segments) if (segment !== this.current && (found === undefined || segment.live < found.live)) found = segment;
+    for (const segment of this.segments)
+      if (segment !== this.current && (found === undefined || segment.live < found.live))
+        found = segment;
     return found;
   }
 
@@ -140,7 +144,14 @@ export class ByteArena {
     let segment = this.current;
     if (segment === null || segment.used + size > segment.bytes.length) {
       if (segment !== null && segment.live === 0) this.compactLater(segment);
-      segment = { owner: this, bytes: Buffer.allocUnsafeSlow(this.segmentBytes), used: 0, live: 0, keys: [], retired: false };
+      segment = {
+        owner: this,
+        bytes: Buffer.allocUnsafeSlow(this.segmentBytes),
+        used: 0,
+        live: 0,
+        keys: [],
+        retired: false,
+      };
       segmentOf.set(segment.bytes.buffer, segment);
       this.segments.add(segment);
       this.segmentBytesInUse += segment.bytes.length;
@@ -205,7 +216,8 @@ export class ByteArena {
       const target = moved.get(entry);
       if (target !== undefined) this.account(target, key, size);
       // Only entries whose bytes are still in this segment: the key may since hold another.
-      else if (entry.body.buffer === segment.bytes.buffer) moved.set(entry, this.account(this.copyIn(entry, size), key, size));
+      else if (entry.body.buffer === segment.bytes.buffer)
+        moved.set(entry, this.account(this.copyIn(entry, size), key, size));
     }
   }
 }

@@ -46,15 +46,32 @@ function encodeEntry(entry: CacheEntry): Buffer {
   }
   const gzip = entry.gzip ?? Buffer.alloc(0);
   const br = entry.br ?? Buffer.alloc(0);
-  const total = ENTRY_HEADER_BYTES + etag.length + recordingId.length + linkId.length + entry.body.length + gzip.length + br.length;
+  const total =
+    ENTRY_HEADER_BYTES +
+    etag.length +
+    recordingId.length +
+    linkId.length +
+    entry.body.length +
+    gzip.length +
+    br.length;
   // allocUnsafe: every byte is written below, so zero-filling would be wasted work on large bodies.
   const buf = Buffer.allocUnsafe(total);
   writePrefix(buf, KIND_ENTRY);
   let at = buf.writeUInt16BE(entry.status, PREFIX_BYTES);
   const flags =
-    (entry.gzip ? HAS_GZIP : 0) | (entry.br ? HAS_BR : 0) | (entry.recordingId !== null ? HAS_RECORDING_ID : 0) | (entry.linkId !== null ? HAS_LINK_ID : 0);
+    (entry.gzip ? HAS_GZIP : 0) |
+    (entry.br ? HAS_BR : 0) |
+    (entry.recordingId !== null ? HAS_RECORDING_ID : 0) |
+    (entry.linkId !== null ? HAS_LINK_ID : 0);
   at = buf.writeUInt8(flags, at);
-  for (const instant of [entry.storedAt, entry.freshUntil, entry.staleUntil, entry.urlDeadline, entry.urlExpiry, entry.resignAt]) {
+  for (const instant of [
+    entry.storedAt,
+    entry.freshUntil,
+    entry.staleUntil,
+    entry.urlDeadline,
+    entry.urlExpiry,
+    entry.resignAt,
+  ]) {
     at = buf.writeDoubleBE(instant, at);
   }
   for (const part of [etag, recordingId, linkId]) at = buf.writeUInt16BE(part.length, at);
@@ -105,8 +122,22 @@ function decodeEntry(buf: Buffer): CacheEntry | undefined {
     offset += length;
     return part;
   });
-  const [etag, recordingId, linkId, body, gzip, br] = parts as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
-  const [storedAt, freshUntil, staleUntil, urlDeadline, urlExpiry, resignAt] = instants as [number, number, number, number, number, number];
+  const [etag, recordingId, linkId, body, gzip, br] = parts as [
+    Buffer,
+    Buffer,
+    Buffer,
+    Buffer,
+    Buffer,
+    Buffer,
+  ];
+  const [storedAt, freshUntil, staleUntil, urlDeadline, urlExpiry, resignAt] = instants as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if ((flags & HAS_GZIP) === 0 && gzip.length > 0) return undefined;
   if ((flags & HAS_BR) === 0 && br.length > 0) return undefined;
   const tag = etag.toString('utf8');
@@ -140,7 +171,8 @@ function decodeAlias(buf: Buffer): AliasEntry | undefined {
 
 /** Decodes bytes written by encodeStored; corrupt, truncated or foreign bytes give undefined. */
 export function decodeStored(buf: Buffer): StoredValue | undefined {
-  if (buf.length < PREFIX_BYTES || buf[0] !== MAGIC_0 || buf[1] !== MAGIC_1 || buf[2] !== VERSION) return undefined;
+  if (buf.length < PREFIX_BYTES || buf[0] !== MAGIC_0 || buf[1] !== MAGIC_1 || buf[2] !== VERSION)
+    return undefined;
   if (buf[3] === KIND_ENTRY) return decodeEntry(buf);
   if (buf[3] === KIND_ALIAS) return decodeAlias(buf);
   return undefined;

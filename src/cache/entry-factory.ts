@@ -10,7 +10,13 @@ import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 import type { WorkspaceId } from '../brands.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ListPage, Recording } from '../recording.js';
-import { applyUrlPolicy, mergeFacts, urlMargin, type UrlFacts, type UrlPolicyResult } from '../signing/url-policy.js';
+import {
+  applyUrlPolicy,
+  mergeFacts,
+  urlMargin,
+  type UrlFacts,
+  type UrlPolicyResult,
+} from '../signing/url-policy.js';
 import type { Resource } from '../upstream/types.js';
 import { variantEtag, type CacheEntry } from './entry.js';
 import { staleUntilOf } from './entry-state.js';
@@ -26,7 +32,10 @@ const brotliAsync = promisify(brotliCompress);
  * encoder state small: brotli's default 4 MB window and zlib's 32 KB one, allocated per job
  * for 1 KB bodies, inflate RSS far beyond what the cache holds.
  */
-function compressionOptions(length: number): { gzip: { windowBits: number }; brotli: { params: Record<number, number> } } {
+function compressionOptions(length: number): {
+  gzip: { windowBits: number };
+  brotli: { params: Record<number, number> };
+} {
   const bits = Math.ceil(Math.log2(Math.max(length, 1)));
   return {
     gzip: { windowBits: Math.min(15, Math.max(9, bits)) },
@@ -57,10 +66,16 @@ function pack(body: Buffer, gz: Buffer, br: Buffer): [Buffer, Buffer, Buffer] {
   body.copy(all, 0);
   gz.copy(all, body.length);
   br.copy(all, body.length + gz.length);
-  return [all.subarray(0, body.length), all.subarray(body.length, body.length + gz.length), all.subarray(body.length + gz.length)];
+  return [
+    all.subarray(0, body.length),
+    all.subarray(body.length, body.length + gz.length),
+    all.subarray(body.length + gz.length),
+  ];
 }
 
-const NOT_FOUND_BODY = Buffer.from(JSON.stringify({ error: 'Recording not found', code: 'RECORDING_NOT_FOUND' }));
+const NOT_FOUND_BODY = Buffer.from(
+  JSON.stringify({ error: 'Recording not found', code: 'RECORDING_NOT_FOUND' }),
+);
 
 /**
  * Strong ETag of a body: 27 base64url characters of its SHA-1 (collision-resistant enough to
@@ -97,7 +112,15 @@ export class EntryFactory {
   /** A recording entry; mutates `recording.transcoded_url` per the URL policy. */
   recording(workspace: WorkspaceId, recording: Recording, now: number, storedAt = now): CacheEntry {
     const facts = mergeFacts([this.applyPolicy(recording, now)]);
-    return this.build(workspace, 'recording', bodyBytes(JSON.stringify(recording)), facts, now, storedAt, recording);
+    return this.build(
+      workspace,
+      'recording',
+      bodyBytes(JSON.stringify(recording)),
+      facts,
+      now,
+      storedAt,
+      recording,
+    );
   }
 
   /**
@@ -105,17 +128,38 @@ export class EntryFactory {
    * refreshes them). The recordings are built after the list is answered: compressing thirty
    * more bodies must not delay the response that asked for the page.
    */
-  list(workspace: WorkspaceId, page: ListPage, now: number, storedAt = now): { list: CacheEntry; recordings: () => CacheEntry[] } {
+  list(
+    workspace: WorkspaceId,
+    page: ListPage,
+    now: number,
+    storedAt = now,
+  ): { list: CacheEntry; recordings: () => CacheEntry[] } {
     const perRecording = page.recordings.map((recording) => this.applyPolicy(recording, now));
     const json = page.recordings.map((recording) => JSON.stringify(recording));
-    const list = this.build(workspace, 'list', bodyBytes(listJson(page, json)), mergeFacts(perRecording), now, storedAt, null);
+    const list = this.build(
+      workspace,
+      'list',
+      bodyBytes(listJson(page, json)),
+      mergeFacts(perRecording),
+      now,
+      storedAt,
+      null,
+    );
     const recordings = (): CacheEntry[] => {
       // build() gives a recording at most ttl.recording + the longer stale window to live; with
       // all three 0 the store would drop every one, so none is built (serialised, hashed).
       const timings = this.settings().timings.for(workspace);
       if (staleUntilOf(timings.recording, timings) <= 0) return [];
       return page.recordings.map((recording, index) =>
-        this.build(workspace, 'recording', bodyBytes(json[index]!), mergeFacts([perRecording[index]!]), now, storedAt, recording),
+        this.build(
+          workspace,
+          'recording',
+          bodyBytes(json[index]!),
+          mergeFacts([perRecording[index]!]),
+          now,
+          storedAt,
+          recording,
+        ),
       );
     };
     return { list, recordings };
@@ -128,9 +172,19 @@ export class EntryFactory {
    */
   async compressed(entry: CacheEntry): Promise<CacheEntry> {
     const options = compressionOptions(entry.body.length);
-    const [gz, br] = await Promise.all([gzipAsync(entry.body, options.gzip), brotliAsync(entry.body, options.brotli)]);
+    const [gz, br] = await Promise.all([
+      gzipAsync(entry.body, options.gzip),
+      brotliAsync(entry.body, options.brotli),
+    ]);
     const [body, gzipped, brotli] = pack(entry.body, gz, br);
-    return { ...entry, body, gzip: gzipped, br: brotli, etagGzip: variantEtag(entry.etag, 'gz'), etagBr: variantEtag(entry.etag, 'br') };
+    return {
+      ...entry,
+      body,
+      gzip: gzipped,
+      br: brotli,
+      etagGzip: variantEtag(entry.etag, 'gz'),
+      etagBr: variantEtag(entry.etag, 'br'),
+    };
   }
 
   /** A remembered 404. */
@@ -163,37 +217,85 @@ export class EntryFactory {
    */
   resign(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): CacheEntry {
     if (resource === 'recording') {
-      const rebuilt = this.recording(workspace, JSON.parse(entry.body.toString('utf8')) as Recording, now, entry.storedAt);
-      return { ...rebuilt, freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil), staleUntil: entry.staleUntil };
+      const rebuilt = this.recording(
+        workspace,
+        JSON.parse(entry.body.toString('utf8')) as Recording,
+        now,
+        entry.storedAt,
+      );
+      return {
+        ...rebuilt,
+        freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil),
+        staleUntil: entry.staleUntil,
+      };
     }
     const page = JSON.parse(entry.body.toString('utf8')) as ListPage;
     const facts = mergeFacts(page.recordings.map((recording) => this.applyPolicy(recording, now)));
-    const rebuilt = this.build(workspace, 'list', bodyBytes(JSON.stringify(page)), facts, now, entry.storedAt, null);
-    return { ...rebuilt, freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil), staleUntil: entry.staleUntil };
+    const rebuilt = this.build(
+      workspace,
+      'list',
+      bodyBytes(JSON.stringify(page)),
+      facts,
+      now,
+      entry.storedAt,
+      null,
+    );
+    return {
+      ...rebuilt,
+      freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil),
+      staleUntil: entry.staleUntil,
+    };
   }
 
   /**
    * The entry with every URL that has less than minRemaining left set to null: what is served
    * when URLs can be neither re-signed nor refreshed (upstream down, no signer).
    */
-  withUrlsNulled(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): CacheEntry {
+  withUrlsNulled(
+    workspace: WorkspaceId,
+    resource: Resource,
+    entry: CacheEntry,
+    now: number,
+  ): CacheEntry {
     const { minRemaining, validity } = this.settings().config.signing;
     const parsed = JSON.parse(entry.body.toString('utf8')) as ListPage | Recording;
     // The policy without a signer only nulls. Its facts are not needed: the entry keeps its own instants.
-    for (const recording of resource === 'list' ? (parsed as ListPage).recordings : [parsed as Recording]) {
+    for (const recording of resource === 'list'
+      ? (parsed as ListPage).recordings
+      : [parsed as Recording]) {
       applyUrlPolicy(recording, { signer: null, minRemaining, validity }, now);
     }
     const body = bodyBytes(JSON.stringify(parsed));
-    const rebuilt = this.build(workspace, resource, body, { urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity, hasUnknown: false }, now, entry.storedAt, null);
-    return { ...rebuilt, freshUntil: entry.freshUntil, staleUntil: entry.staleUntil, recordingId: entry.recordingId, linkId: entry.linkId };
+    const rebuilt = this.build(
+      workspace,
+      resource,
+      body,
+      { urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity, hasUnknown: false },
+      now,
+      entry.storedAt,
+      null,
+    );
+    return {
+      ...rebuilt,
+      freshUntil: entry.freshUntil,
+      staleUntil: entry.staleUntil,
+      recordingId: entry.recordingId,
+      linkId: entry.linkId,
+    };
   }
 
   private applyPolicy(recording: Recording, now: number): UrlPolicyResult {
     const { config, signer } = this.settings();
-    const result = applyUrlPolicy(recording, { signer, minRemaining: config.signing.minRemaining, validity: config.signing.validity }, now);
+    const result = applyUrlPolicy(
+      recording,
+      { signer, minRemaining: config.signing.minRemaining, validity: config.signing.validity },
+      now,
+    );
     if (signer !== null) {
-      if (result.resigned > 0) this.metrics.resigns.inc({ scheme: signer.scheme, result: 'ok' }, result.resigned);
-      if (result.resignErrors > 0) this.metrics.resigns.inc({ scheme: signer.scheme, result: 'error' }, result.resignErrors);
+      if (result.resigned > 0)
+        this.metrics.resigns.inc({ scheme: signer.scheme, result: 'ok' }, result.resigned);
+      if (result.resignErrors > 0)
+        this.metrics.resigns.inc({ scheme: signer.scheme, result: 'error' }, result.resignErrors);
     }
     return result;
   }
@@ -221,7 +323,13 @@ export class EntryFactory {
       freshUntil = Math.min(freshUntil, facts.urlDeadline - margin);
       // Fresh for no time at all because of its URLs (not its TTL): say so, or the zero hit ratio is a mystery.
       if (freshUntil <= storedAt && ttl > 0) {
-        this.staleOnArrival?.note({ workspace, resource, urlExpiresInMs: facts.urlExpiry - storedAt, minRemainingMs: config.signing.minRemaining, marginMs: margin });
+        this.staleOnArrival?.note({
+          workspace,
+          resource,
+          urlExpiresInMs: facts.urlExpiry - storedAt,
+          minRemainingMs: config.signing.minRemaining,
+          marginMs: margin,
+        });
       }
     }
     freshUntil = Math.max(freshUntil, storedAt);

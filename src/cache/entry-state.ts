@@ -20,7 +20,13 @@ import type { Timings } from './timings.js';
  *   (within cache.staleIfError); its URLs are then re-signed or served as null (url-guard.ts).
  * - `unusable`: past every window, or past its own staleUntil: as good as absent.
  */
-export type EntryState = 'fresh' | 'resign-due' | 'resign-first' | 'stale-while-revalidate' | 'stale-if-error' | 'unusable';
+export type EntryState =
+  | 'fresh'
+  | 'resign-due'
+  | 'resign-first'
+  | 'stale-while-revalidate'
+  | 'stale-if-error'
+  | 'unusable';
 
 /** What the state depends on besides the entry: the windows per workspace, and whether a signer is configured. */
 export interface StateRules {
@@ -29,12 +35,19 @@ export interface StateRules {
 }
 
 /** The entry's state at `now`. The fresh states are decided first and read no settings: the hit path asks this on every hit. */
-export function entryState(entry: CacheEntry, now: number, rules: StateRules, workspace: WorkspaceId): EntryState {
-  if (now < entry.freshUntil && now < entry.urlDeadline) return now > entry.resignAt ? 'resign-due' : 'fresh';
+export function entryState(
+  entry: CacheEntry,
+  now: number,
+  rules: StateRules,
+  workspace: WorkspaceId,
+): EntryState {
+  if (now < entry.freshUntil && now < entry.urlDeadline)
+    return now > entry.resignAt ? 'resign-due' : 'fresh';
   if (now >= entry.staleUntil) return 'unusable';
   if (now < entry.freshUntil) return canResign(entry, rules) ? 'resign-first' : 'stale-if-error';
   const timings = rules.timings.for(workspace);
-  if (now < entry.urlDeadline && now < entry.freshUntil + timings.staleWhileRevalidate) return 'stale-while-revalidate';
+  if (now < entry.urlDeadline && now < entry.freshUntil + timings.staleWhileRevalidate)
+    return 'stale-while-revalidate';
   return now < entry.freshUntil + timings.staleIfError ? 'stale-if-error' : 'unusable';
 }
 

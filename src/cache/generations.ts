@@ -98,9 +98,15 @@ export class Generations {
       promise: shared.loadGeneration(workspace).then((loaded) => {
         if (this.#loading.get(workspace) === record) this.#loading.delete(workspace);
         // Forgotten while loading: the purge that caused it may have moved Redis after this read.
-        if (record.stale || era !== this.#era) return this.peek(workspace) ?? this.unknown(this.#now());
-        if (loaded === undefined) this.#table.set(workspace, new FailedLoad(this.#now() + RELOAD_AFTER_MS));
-        else this.#table.set(workspace, Object.freeze({ all: loaded.all, list: loaded.list, epoch: this.#nextEpoch++ }));
+        if (record.stale || era !== this.#era)
+          return this.peek(workspace) ?? this.unknown(this.#now());
+        if (loaded === undefined)
+          this.#table.set(workspace, new FailedLoad(this.#now() + RELOAD_AFTER_MS));
+        else
+          this.#table.set(
+            workspace,
+            Object.freeze({ all: loaded.all, list: loaded.list, epoch: this.#nextEpoch++ }),
+          );
         return this.peek(workspace) ?? this.unknown(this.#now());
       }),
     };
@@ -152,7 +158,8 @@ export class Generations {
    */
   unknown(now = this.#now()): Generation {
     const index = Math.floor(now / this.#maxLagMs);
-    if (this.#window?.index !== index) this.#window = { index, generation: Object.freeze({ all: -1, list: -1, epoch: -1 - index }) };
+    if (this.#window?.index !== index)
+      this.#window = { index, generation: Object.freeze({ all: -1, list: -1, epoch: -1 - index }) };
     return this.#window.generation;
   }
 
@@ -163,7 +170,11 @@ export class Generations {
    */
   moveLists(workspace: WorkspaceId): Generation {
     const current = this.#local(workspace);
-    const next = Object.freeze({ all: current.all, list: current.list + 1, epoch: current.epoch ?? 0 });
+    const next = Object.freeze({
+      all: current.all,
+      list: current.list + 1,
+      epoch: current.epoch ?? 0,
+    });
     this.#table.set(workspace, next);
     return next;
   }

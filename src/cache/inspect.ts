@@ -68,12 +68,20 @@ function describe(entry: CacheEntry, tag: string, now: number): EntryReport {
  * recency order, as a request's would; an L2 read is bounded by the Redis command timeout.
  * `l2Up` says whether Redis answers, or null when there is no shared tier at all.
  */
-export async function inspectCache(readThrough: ReadThrough, l2Up: () => boolean | null, workspace: WorkspaceId, key: ResourceKey, now: number): Promise<CacheReport> {
+export async function inspectCache(
+  readThrough: ReadThrough,
+  l2Up: () => boolean | null,
+  workspace: WorkspaceId,
+  key: ResourceKey,
+  now: number,
+): Promise<CacheReport> {
   const generation = await readThrough.generation(workspace);
   const tag = generationTag(key, generation);
-  const report = (entry: CacheEntry | undefined): TierReport => (entry === undefined ? { present: false } : { present: true, ...describe(entry, tag, now) });
+  const report = (entry: CacheEntry | undefined): TierReport =>
+    entry === undefined ? { present: false } : { present: true, ...describe(entry, tag, now) };
   const l1 = report(readThrough.readL1(workspace, generation, key));
   const up = l2Up();
-  const l2 = up === null ? null : { ...report(await readThrough.readL2(workspace, generation, key)), up };
+  const l2 =
+    up === null ? null : { ...report(await readThrough.readL2(workspace, generation, key)), up };
   return { workspace, generation, tiers: { l1, l2 } };
 }

@@ -77,5 +77,7 @@ export function generationTag(key: ResourceKey, generation: Generation): string 
 /** The in-process (L1) key: workspace, (epoch and) generation tag, and resource key. */
 export function l1Key(workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
   const tag = generationTag(key, generation);
-  return generation.epoch ? `${workspace}\n${generation.epoch}/${tag}\n${key}` : `${workspace}\n${tag}\n${key}`;
+  return generation.epoch
+    ? `${workspace}\n${generation.epoch}/${tag}\n${key}`
+    : `${workspace}\n${tag}\n${key}`;
 }

@@ -15,7 +15,10 @@ import type { SharedTier } from './shared-tier.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** What to purge in a workspace. */
-export type PurgeScope = { readonly kind: 'workspace' } | { readonly kind: 'lists' } | { readonly kind: 'recording'; readonly id: string };
+export type PurgeScope =
+  | { readonly kind: 'workspace' }
+  | { readonly kind: 'lists' }
+  | { readonly kind: 'recording'; readonly id: string };
 
 /** The purge service. */
 export class Purger {
@@ -59,7 +62,9 @@ export class Purger {
     const asked = recordingKey(id);
     const keys = new Set<ResourceKey>([asked]);
     const generation = await this.readThrough.generation(workspace);
-    const entry = this.readThrough.readL1(workspace, generation, asked) ?? (await this.readThrough.readL2(workspace, generation, asked));
+    const entry =
+      this.readThrough.readL1(workspace, generation, asked) ??
+      (await this.readThrough.readL2(workspace, generation, asked));
     if (entry === undefined) return UUID.test(id) ? [...keys] : undefined;
     keys.add(ownKey(entry, asked));
     if (entry.linkId) keys.add(linkKey(entry.linkId));

@@ -47,7 +47,10 @@ export class ReadThrough {
 
   constructor(private readonly deps: ReadThroughDeps) {
     this.tiers = new Tiers(deps);
-    this.urls = new UrlGuard({ ...deps, store: (workspace, generation, values) => this.tiers.store(workspace, generation, values) });
+    this.urls = new UrlGuard({
+      ...deps,
+      store: (workspace, generation, values) => this.tiers.store(workspace, generation, values),
+    });
   }
 
   /** The generation of a workspace, loading it once from Redis when first seen. */
@@ -82,7 +85,8 @@ export class ReadThrough {
     // Coalesce: one fetch per key at a time, shared by every verified request for it.
     const flightKey = l1Key(lookup.workspace, generation, lookup.key);
     const existing = this.flights.get(flightKey);
-    if (existing === undefined) return this.fly(flightKey, () => this.fetchOnce(lookup, generation, fallback));
+    if (existing === undefined)
+      return this.fly(flightKey, () => this.fetchOnce(lookup, generation, fallback));
     lookup.status.coalesced = true;
     try {
       const result = await existing;
@@ -109,7 +113,12 @@ export class ReadThrough {
   }
 
   /** An upstream fetch with the lookup's own key, shared only with requests carrying the same key; `proved` runs once per fetch. */
-  private ownFetch(lookup: Lookup, generation: Generation, fallback: CacheEntry | undefined, proved?: () => void): Promise<Served> {
+  private ownFetch(
+    lookup: Lookup,
+    generation: Generation,
+    fallback: CacheEntry | undefined,
+    proved?: () => void,
+  ): Promise<Served> {
     const flightKey = `${l1Key(lookup.workspace, generation, lookup.key)}\n${lookup.keyHash}`;
     const fetch = async (): Promise<Served> => {
       const served = await this.fromUpstream(lookup, generation, fallback);
@@ -130,7 +139,12 @@ export class ReadThrough {
    * What a tier's lookup allows, noted in the request's status: a hit, a stale serve with one
    * background refresh, or nothing (absent, or only good as a fallback or for a re-sign first).
    */
-  private answer(lookup: Lookup, generation: Generation, entry: CacheEntry | undefined, tier: 'l1' | 'l2'): Served | undefined {
+  private answer(
+    lookup: Lookup,
+    generation: Generation,
+    entry: CacheEntry | undefined,
+    tier: 'l1' | 'l2',
+  ): Served | undefined {
     const state = entry === undefined ? 'unusable' : this.stateOf(lookup, entry);
     const result = isHit(state) ? 'hit' : state === 'stale-while-revalidate' ? 'stale' : 'miss';
     lookup.status[tier] = result;
@@ -145,7 +159,11 @@ export class ReadThrough {
   }
 
   /** One fetch on behalf of every request coalesced on it. */
-  private async fetchOnce(lookup: VerifiedLookup, generation: Generation, l1Fallback: CacheEntry | undefined): Promise<Served> {
+  private async fetchOnce(
+    lookup: VerifiedLookup,
+    generation: Generation,
+    l1Fallback: CacheEntry | undefined,
+  ): Promise<Served> {
     const { l2 } = this.deps;
     let fallback = l1Fallback;
     // L1 again: an entry may have landed while this request awaited its generation.
@@ -168,7 +186,10 @@ export class ReadThrough {
     const span = lookup.trace?.child('cache.l2 lookup');
     const shared = await this.readL2(lookup.workspace, generation, lookup.key);
     const served = this.answer(lookup, generation, shared, 'l2');
-    span?.setAttribute('recgw.cache.result', served ? served.outcome : shared === undefined ? 'miss' : 'unusable');
+    span?.setAttribute(
+      'recgw.cache.result',
+      served ? served.outcome : shared === undefined ? 'miss' : 'unusable',
+    );
     span?.end();
     if (shared !== undefined && this.stateOf(lookup, shared) !== 'unusable') {
       this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
@@ -192,7 +213,10 @@ export class ReadThrough {
    * With cache.distributedLock: take the key's lock, or wait (bounded) for the instance holding
    * it to store its result. A crashed holder's lock expires; a waiter past `wait` fetches itself.
    */
-  private async waitForLock(lookup: Lookup, generation: Generation): Promise<{ entry?: CacheEntry; release?: () => Promise<void> }> {
+  private async waitForLock(
+    lookup: Lookup,
+    generation: Generation,
+  ): Promise<{ entry?: CacheEntry; release?: () => Promise<void> }> {
     const { l2, settings } = this.deps;
     const lock = settings().config.cache.distributedLock;
     if (l2 === null || !lock.enabled) return {};
@@ -215,7 +239,11 @@ export class ReadThrough {
   }
 
   /** Upstream: fetch with the caller's key, learn the key's verdict, store, or fall back to stale. */
-  private async fromUpstream(lookup: Lookup, generation: Generation, fallback: CacheEntry | undefined): Promise<Served> {
+  private async fromUpstream(
+    lookup: Lookup,
+    generation: Generation,
+    fallback: CacheEntry | undefined,
+  ): Promise<Served> {
     const { verdicts, factory, clock, metrics } = this.deps;
     let answer;
     try {
@@ -242,7 +270,10 @@ export class ReadThrough {
         try {
           this.store(lookup.workspace, generation, recordings().flatMap(recordingValues), false);
         } catch (error) {
-          this.deps.logger.warn({ workspace: lookup.workspace, err: error }, 'storing the recordings of a list page failed');
+          this.deps.logger.warn(
+            { workspace: lookup.workspace, err: error },
+            'storing the recordings of a list page failed',
+          );
         }
       });
       return { entry: list, outcome: 'miss' };
@@ -257,10 +288,20 @@ export class ReadThrough {
    * stale-if-error: the last good copy for a verified key while the upstream fails. Its lookup
    * was noted as a miss; the request's outcome says `stale-error`.
    */
-  private async staleOnError(lookup: Lookup, generation: Generation, fallback: CacheEntry | undefined, error: unknown): Promise<Served> {
+  private async staleOnError(
+    lookup: Lookup,
+    generation: Generation,
+    fallback: CacheEntry | undefined,
+    error: unknown,
+  ): Promise<Served> {
     if (!(error instanceof GatewayError)) throw error;
     // Only a verified lookup has a fallback: prove() passes none.
-    if (fallback === undefined || !(error instanceof UpstreamError) || this.stateOf(lookup, fallback) === 'unusable') throw error;
+    if (
+      fallback === undefined ||
+      !(error instanceof UpstreamError) ||
+      this.stateOf(lookup, fallback) === 'unusable'
+    )
+      throw error;
     // Its URLs may have run short meanwhile: re-sign, or serve them as null, never expired.
     const entry = await this.urls.servable(lookup, generation, fallback, this.deps.clock.now());
     return { entry, outcome: 'stale-error' };
@@ -271,9 +312,14 @@ export class ReadThrough {
     // Keyed by the stale entry: a recording read by UUID and by link code is one entry, refreshed once.
     const flightKey = l1Key(lookup.workspace, generation, ownKey(stale, lookup.key));
     if (this.flights.has(flightKey)) return;
-    this.fly(flightKey, () => this.fromUpstream(lookup, generation, undefined)).catch((error: unknown) => {
-      this.deps.logger.warn({ workspace: lookup.workspace, resource: lookup.resource, err: error }, 'background refresh failed');
-    });
+    this.fly(flightKey, () => this.fromUpstream(lookup, generation, undefined)).catch(
+      (error: unknown) => {
+        this.deps.logger.warn(
+          { workspace: lookup.workspace, resource: lookup.resource, err: error },
+          'background refresh failed',
+        );
+      },
+    );
   }
 
   /** Reads L1, following one alias hop (see Tiers.readL1). */
@@ -282,12 +328,21 @@ export class ReadThrough {
   }
 
   /** Reads L2, following one alias hop (see Tiers.readL2). */
-  readL2(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<CacheEntry | undefined> {
+  readL2(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+  ): Promise<CacheEntry | undefined> {
     return this.tiers.readL2(workspace, generation, key);
   }
 
   /** Stores values in both tiers (see Tiers.store). */
-  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>, compress = true): void {
+  store(
+    workspace: WorkspaceId,
+    generation: Generation,
+    values: ReadonlyArray<readonly [ResourceKey, StoredValue]>,
+    compress = true,
+  ): void {
     this.tiers.store(workspace, generation, values, compress);
   }
 }

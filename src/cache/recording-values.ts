@@ -28,13 +28,16 @@ export function valuesFor(entry: CacheEntry, asked: ResourceKey): StoredValues {
 export function valuesAskedBy(entry: CacheEntry, asked: ResourceKey): StoredValues {
   const own = ownKey(entry, asked);
   const values = valuesUnder(own, entry);
-  if (!isUuidKey(asked) && !values.some(([key]) => key === asked)) values.push([asked, aliasTo(own, entry)]);
+  if (!isUuidKey(asked) && !values.some(([key]) => key === asked))
+    values.push([asked, aliasTo(own, entry)]);
   return values;
 }
 
 /** valuesFor a recording entry no request asked for (a list page's recordings); nothing for other entries. */
 export function recordingValues(entry: CacheEntry): StoredValues {
-  return entry.recordingId === null ? [] : valuesUnder(uuidKey(entry.recordingId.toLowerCase()), entry);
+  return entry.recordingId === null
+    ? []
+    : valuesUnder(uuidKey(entry.recordingId.toLowerCase()), entry);
 }
 
 function valuesUnder(own: ResourceKey, entry: CacheEntry): StoredValues {

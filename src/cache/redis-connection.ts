@@ -44,7 +44,10 @@ function standaloneOptions(config: RedisConfig): RedisOptions {
   const options = nodeOptions(config);
   if (config.url !== null) Object.assign(options, urlOptions(config.url));
   if (config.mode === 'sentinel') {
-    const sentinels = config.nodes.length > 0 ? config.nodes.map(({ host, port }) => ({ host, port })) : [hostOf(options)];
+    const sentinels =
+      config.nodes.length > 0
+        ? config.nodes.map(({ host, port }) => ({ host, port }))
+        : [hostOf(options)];
     // Sentinel mode: the url's host names a sentinel, not the master; ioredis asks the sentinels.
     delete options.host;
     delete options.port;
@@ -79,10 +82,18 @@ function urlOptions(raw: string): RedisOptions {
 
 function clusterClient(config: RedisConfig): Cluster {
   const fromUrl = config.url === null ? undefined : urlOptions(config.url);
-  const seeds = config.nodes.length > 0 ? config.nodes.map(({ host, port }) => ({ host, port })) : [hostOf(fromUrl ?? {})];
+  const seeds =
+    config.nodes.length > 0
+      ? config.nodes.map(({ host, port }) => ({ host, port }))
+      : [hostOf(fromUrl ?? {})];
   const perNode = nodeOptions(config);
   // Cluster owns retryStrategy and enableOfflineQueue itself (its redisOptions type omits them).
-  const { retryStrategy: _retry, enableOfflineQueue: _queue, enableAutoPipelining: _pipelining, ...redisOptions } = perNode;
+  const {
+    retryStrategy: _retry,
+    enableOfflineQueue: _queue,
+    enableAutoPipelining: _pipelining,
+    ...redisOptions
+  } = perNode;
   if (fromUrl !== undefined) {
     const { host: _host, port: _port, db: _db, ...credentials } = fromUrl;
     Object.assign(redisOptions, credentials);
@@ -113,5 +124,7 @@ export function createRedisClient(config: RedisConfig): Redis | Cluster {
  * Cluster's subscriber handles its own re-subscriptions' failures.
  */
 export function createSubscriber(client: Redis | Cluster): Redis | Cluster {
-  return client instanceof Cluster ? client.duplicate() : client.duplicate({ autoResubscribe: false });
+  return client instanceof Cluster
+    ? client.duplicate()
+    : client.duplicate({ autoResubscribe: false });
 }

@@ -15,7 +15,8 @@ import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** The `op` label values of recgw_redis_errors_total. */
-export type RedisOp = 'get' | 'set' | 'verdict' | 'lock' | 'generation' | 'purge' | 'subscribe' | 'quota';
+export type RedisOp =
+  'get' | 'set' | 'verdict' | 'lock' | 'generation' | 'purge' | 'subscribe' | 'quota';
 
 /** Redis could not run a command that must not be skipped silently (a purge). */
 export class RedisUnavailableError extends Error {
@@ -102,7 +103,10 @@ export class RedisGuard {
 
   /** Runs `command` within the timeout; rejects with RedisUnavailableError when skipped, failed or late. */
   async run<T>(op: RedisOp, command: () => Promise<T>): Promise<T> {
-    if (!this.#admit()) throw new RedisUnavailableError(`Redis unavailable (${op} skipped while the breaker is open)`);
+    if (!this.#admit())
+      throw new RedisUnavailableError(
+        `Redis unavailable (${op} skipped while the breaker is open)`,
+      );
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
       // On expiry, yield once to the poll phase before declaring a timeout: after an event-loop
@@ -114,7 +118,8 @@ export class RedisGuard {
       // A late reply after the timeout must not surface as an unhandled rejection.
       pending.catch(() => {});
       const outcome = await Promise.race([pending, deadline]);
-      if (outcome === TIMED_OUT) throw new Error(`Redis ${op} timed out after ${this.#timeoutMs}ms`);
+      if (outcome === TIMED_OUT)
+        throw new Error(`Redis ${op} timed out after ${this.#timeoutMs}ms`);
       this.#succeeded();
       return outcome;
     } catch (error) {
@@ -158,7 +163,11 @@ export class RedisGuard {
   #refused(op: RedisOp, error: unknown): void {
     // A probe that met a full node proved the node answers; let the next command probe again.
     this.#probing = false;
-    if (!this.full) this.#logger.warn({ op, node: this.#scope }, 'redis is full (maxmemory, noeviction): writes refused, reads still served');
+    if (!this.full)
+      this.#logger.warn(
+        { op, node: this.#scope },
+        'redis is full (maxmemory, noeviction): writes refused, reads still served',
+      );
     this.#fullUntil = this.#now() + FULL_HOLD_MS;
     this.#metrics.redisFull.inc({ op });
     this.report(op, error);
@@ -171,7 +180,10 @@ export class RedisGuard {
     if (this.open) this.#openUntil = this.#now() + this.#cooldownMs;
     this.report(op, error);
     if (!wasOpen && this.open) {
-      this.#logger.warn({ op, node: this.#scope, cooldownMs: this.#cooldownMs }, 'redis breaker open: commands skipped, serving from L1 and upstream');
+      this.#logger.warn(
+        { op, node: this.#scope, cooldownMs: this.#cooldownMs },
+        'redis breaker open: commands skipped, serving from L1 and upstream',
+      );
       this.#onBreakerChange(true);
     }
   }
@@ -185,6 +197,14 @@ export class RedisGuard {
     this.#lastLogAt = now;
     const suppressed = this.#suppressed;
     this.#suppressed = 0;
-    this.#logger.warn({ op, node: this.#scope, err: error instanceof Error ? error.message : String(error), suppressed }, 'redis command failed');
+    this.#logger.warn(
+      {
+        op,
+        node: this.#scope,
+        err: error instanceof Error ? error.message : String(error),
+        suppressed,
+      },
+      'redis command failed',
+    );
   }
 }

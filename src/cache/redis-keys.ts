@@ -13,7 +13,12 @@ function workspaceHead(prefix: string, workspace: WorkspaceId): string {
 }
 
 /** Where a cached value (entry or alias) is kept, under the generation tag of its resource. */
-export function l2Key(prefix: string, workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
+export function l2Key(
+  prefix: string,
+  workspace: WorkspaceId,
+  generation: Generation,
+  key: ResourceKey,
+): string {
   return `${workspaceHead(prefix, workspace)}:${generationTag(key, generation)}:${key}`;
 }
 
@@ -28,7 +33,12 @@ export function quotaKey(prefix: string, workspace: WorkspaceId, keyHash: KeyHas
 }
 
 /** The fetch lock of one resource under one generation. */
-export function lockKey(prefix: string, workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
+export function lockKey(
+  prefix: string,
+  workspace: WorkspaceId,
+  generation: Generation,
+  key: ResourceKey,
+): string {
   return `${workspaceHead(prefix, workspace)}:lock:${generationTag(key, generation)}:${key}`;
 }
 

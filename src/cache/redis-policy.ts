@@ -11,14 +11,18 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** What evicting under each policy costs the gateway, for the log line. */
 const COSTS: Record<string, string> = {
-  noeviction: 'Redis refuses writes when full; cached values stop being added, purges may fail (503)',
+  noeviction:
+    'Redis refuses writes when full; cached values stop being added, purges may fail (503)',
   'volatile-lru': 'only cached values (they carry TTLs) are evicted; purge state is kept',
   'volatile-lfu': 'only cached values (they carry TTLs) are evicted; purge state is kept',
   'volatile-random': 'only cached values (they carry TTLs) are evicted; purge state is kept',
   'volatile-ttl': 'only cached values (they carry TTLs) are evicted; purge state is kept',
-  'allkeys-lru': "purge state may be evicted: a workspace's generation hash evicted costs its L2 values, the purge log evicted costs every instance its L1",
-  'allkeys-lfu': "purge state may be evicted: a workspace's generation hash evicted costs its L2 values, the purge log evicted costs every instance its L1",
-  'allkeys-random': "purge state may be evicted: a workspace's generation hash evicted costs its L2 values, the purge log evicted costs every instance its L1",
+  'allkeys-lru':
+    "purge state may be evicted: a workspace's generation hash evicted costs its L2 values, the purge log evicted costs every instance its L1",
+  'allkeys-lfu':
+    "purge state may be evicted: a workspace's generation hash evicted costs its L2 values, the purge log evicted costs every instance its L1",
+  'allkeys-random':
+    "purge state may be evicted: a workspace's generation hash evicted costs its L2 values, the purge log evicted costs every instance its L1",
 };
 
 /** Options of the check. */
@@ -29,10 +33,15 @@ export interface PolicyCheckDeps {
 }
 
 /** Reads the policy (CONFIG GET; managed Redis may refuse it: `unknown`), logs it and sets the gauge. */
-export async function checkEvictionPolicy(client: Redis | Cluster, deps: PolicyCheckDeps): Promise<string> {
+export async function checkEvictionPolicy(
+  client: Redis | Cluster,
+  deps: PolicyCheckDeps,
+): Promise<string> {
   let policy = 'unknown';
   try {
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), deps.timeoutMs).unref());
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('timed out')), deps.timeoutMs).unref(),
+    );
     const reply = await Promise.race([client.config('GET', 'maxmemory-policy'), timeout]);
     if (Array.isArray(reply) && typeof reply[1] === 'string') policy = reply[1];
   } catch {
@@ -41,8 +50,12 @@ export async function checkEvictionPolicy(client: Redis | Cluster, deps: PolicyC
   deps.metrics.redisMaxmemoryPolicy.reset();
   deps.metrics.redisMaxmemoryPolicy.set({ policy }, 1);
   const cost = COSTS[policy];
-  const line = { policy, cost: cost ?? 'unknown policy: assume purge state may be evicted (safe, costs warmth)' };
-  if (policy.startsWith('allkeys-') || cost === undefined) deps.logger.warn(line, 'redis maxmemory-policy');
+  const line = {
+    policy,
+    cost: cost ?? 'unknown policy: assume purge state may be evicted (safe, costs warmth)',
+  };
+  if (policy.startsWith('allkeys-') || cost === undefined)
+    deps.logger.warn(line, 'redis maxmemory-policy');
   else deps.logger.info(line, 'redis maxmemory-policy');
   return policy;
 }

@@ -50,7 +50,8 @@ export function startPurgeBus(options: PurgeBusOptions): () => void {
   // A Cluster moves its subscription to another node by itself when one fails; it may have
   // missed announcements meanwhile, so treat a lost node like a reconnect.
   subscriber.on('-node', () => {
-    if (subscribedOnce && !stopped) setTimeout(() => !stopped && options.wake(), RESUBSCRIBE_RETRY_MS).unref();
+    if (subscribedOnce && !stopped)
+      setTimeout(() => !stopped && options.wake(), RESUBSCRIBE_RETRY_MS).unref();
   });
   return () => {
     stopped = true;

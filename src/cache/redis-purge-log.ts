@@ -117,7 +117,9 @@ export class PurgeLogReader {
   async #readBatch(): Promise<boolean> {
     const { client, guard, key, listener } = this.#options;
     const from = this.#lastId as string;
-    const entries = (await guard.run('generation', () => client.xrange(key, from, '+', 'COUNT', BATCH + 1))) as StreamEntry[];
+    const entries = (await guard.run('generation', () =>
+      client.xrange(key, from, '+', 'COUNT', BATCH + 1),
+    )) as StreamEntry[];
     let expected = from;
     for (const [id, fields] of entries) {
       if (id === from) continue;
@@ -144,12 +146,17 @@ export class PurgeLogReader {
 
   #lost(from: string): void {
     this.#options.metrics.purgeLogResets.inc();
-    this.#options.logger.warn({ lastSeen: from }, 'purge log lost entries this instance never read; every generation forgotten (L1 dropped)');
+    this.#options.logger.warn(
+      { lastSeen: from },
+      'purge log lost entries this instance never read; every generation forgotten (L1 dropped)',
+    );
     this.#options.listener.forgetAll();
   }
 
   async #tip(): Promise<string> {
     const { client, guard, key, maxLength } = this.#options;
-    return String(await guard.run('generation', () => client.eval(LOG_TIP_SCRIPT, 1, key, String(maxLength))));
+    return String(
+      await guard.run('generation', () => client.eval(LOG_TIP_SCRIPT, 1, key, String(maxLength))),
+    );
   }
 }

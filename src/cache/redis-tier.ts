@@ -21,12 +21,27 @@ import { createRedisClient, createSubscriber, type RedisConfig } from './redis-c
 import { RedisGuards } from './redis-guards.js';
 import { checkEvictionPolicy } from './redis-policy.js';
 import { WriteBacklog, type PendingWrite } from './redis-write-backlog.js';
-import { generationKey, l2Key, lockKey, purgeChannel, purgeLogKey, quotaKey, verdictKey } from './redis-keys.js';
+import {
+  generationKey,
+  l2Key,
+  lockKey,
+  purgeChannel,
+  purgeLogKey,
+  quotaKey,
+  verdictKey,
+} from './redis-keys.js';
 import { GCRA_SCRIPT } from '../limits/gcra-script.js';
 import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
 import { startPurgeBus } from './redis-purge-bus.js';
 import { PurgeLogReader } from './redis-purge-log.js';
-import { CHECKED_SET_SCRIPT, LOAD_SCRIPT, PURGE_LOG_SCRIPT, PURGE_MOVE_SCRIPT, PURGE_SCRIPT, freshToken } from './redis-purge-scripts.js';
+import {
+  CHECKED_SET_SCRIPT,
+  LOAD_SCRIPT,
+  PURGE_LOG_SCRIPT,
+  PURGE_MOVE_SCRIPT,
+  PURGE_SCRIPT,
+  freshToken,
+} from './redis-purge-scripts.js';
 import type { LockOutcome, PurgeListener, SharedTier } from './shared-tier.js';
 
 /** How the purge log is kept and read (cache.purge). */
@@ -103,7 +118,8 @@ class RedisTier implements SharedTier {
     this.#client.on('error', () => {});
     this.#subscriber.on('error', () => {});
     this.#client.on('ready', () => this.#connectionUp());
-    for (const lost of ['close', 'end', 'reconnecting'] as const) this.#client.on(lost, () => this.#connectionDown());
+    for (const lost of ['close', 'end', 'reconnecting'] as const)
+      this.#client.on(lost, () => this.#connectionDown());
     const fanOut: PurgeListener = {
       forget: (workspace) => this.#each((listener) => listener.forget(workspace)),
       forgetAll: () => this.#each((listener) => listener.forgetAll()),
@@ -125,9 +141,16 @@ class RedisTier implements SharedTier {
       logger: this.#logger,
       metrics: this.#metrics,
     });
-    this.#stopBus = startPurgeBus({ subscriber: this.#subscriber, channel: purgeChannel(this.#prefix), guard: this.#guards.instance, wake: () => this.#log.wake() });
+    this.#stopBus = startPurgeBus({
+      subscriber: this.#subscriber,
+      channel: purgeChannel(this.#prefix),
+      guard: this.#guards.instance,
+      wake: () => this.#log.wake(),
+    });
     const lag = deps.metrics.purgeLogLag;
-    deps.metrics.onScrape(() => lag.set(this.#log.lastId === null ? -1 : (performance.now() - this.#syncedAt) / 1000));
+    deps.metrics.onScrape(() =>
+      lag.set(this.#log.lastId === null ? -1 : (performance.now() - this.#syncedAt) / 1000),
+    );
     this.#publishUp();
   }
 
@@ -140,20 +163,40 @@ class RedisTier implements SharedTier {
     return this.#guards.full;
   }
 
-  async get(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<StoredValue | undefined> {
+  async get(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+  ): Promise<StoredValue | undefined> {
     if (!isKnown(generation)) return undefined;
-    const raw = await this.#guards.for(workspace).attempt('get', () => this.#client.getBuffer(l2Key(this.#prefix, workspace, generation, key)), null);
+    const raw = await this.#guards
+      .for(workspace)
+      .attempt(
+        'get',
+        () => this.#client.getBuffer(l2Key(this.#prefix, workspace, generation, key)),
+        null,
+      );
     // A value this build cannot read (older layout, foreign writer) is a miss, refilled on store.
     return raw === null ? undefined : decodeStored(raw);
   }
 
-  async set(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void> {
+  async set(
+    workspace: WorkspaceId,
+    generation: Generation,
+    values: ReadonlyArray<readonly [ResourceKey, StoredValue]>,
+  ): Promise<void> {
     if (!isKnown(generation)) return;
     const now = this.#clock.now();
     // Values already past their staleUntil would only be served as errors-of-the-past: skip them.
     const writes = values
       .filter(([, value]) => value.staleUntil > now)
-      .map(([key, value]) => ({ name: l2Key(this.#prefix, workspace, generation, key), workspace, generation, key, value }));
+      .map(([key, value]) => ({
+        name: l2Key(this.#prefix, workspace, generation, key),
+        workspace,
+        generation,
+        key,
+        value,
+      }));
     await this.#write(writes, now);
   }
 
@@ -164,13 +207,28 @@ class RedisTier implements SharedTier {
   async #write(writes: readonly PendingWrite[], now: number): Promise<void> {
     const first = writes[0];
     if (first === undefined) return;
-    const args: Array<string | Buffer> = [String(first.generation.all), String(first.generation.list)];
+    const args: Array<string | Buffer> = [
+      String(first.generation.all),
+      String(first.generation.list),
+    ];
     for (const { value } of writes) {
       const ttl = value.staleUntil - now;
-      args.push(encodeStored(value), Number.isFinite(ttl) ? String(Math.max(1, Math.ceil(ttl))) : '0');
+      args.push(
+        encodeStored(value),
+        Number.isFinite(ttl) ? String(Math.max(1, Math.ceil(ttl))) : '0',
+      );
     }
-    const keys = [generationKey(this.#prefix, first.workspace), ...writes.map((write) => write.name)];
-    const written = await this.#guards.for(first.workspace).attempt('set', () => this.#client.eval(CHECKED_SET_SCRIPT, keys.length, ...keys, ...args), undefined);
+    const keys = [
+      generationKey(this.#prefix, first.workspace),
+      ...writes.map((write) => write.name),
+    ];
+    const written = await this.#guards
+      .for(first.workspace)
+      .attempt(
+        'set',
+        () => this.#client.eval(CHECKED_SET_SCRIPT, keys.length, ...keys, ...args),
+        undefined,
+      );
     if (written === undefined) this.#backlog.add(writes);
     // Redis holds other tokens: a purge not read yet, or a hash evicted or lost. Either way the
     // generation in use is not Redis's: forget it, and the next request loads the current one.
@@ -196,60 +254,119 @@ class RedisTier implements SharedTier {
   }
 
   async getVerdict(workspace: WorkspaceId, keyHash: KeyHash): Promise<boolean | undefined> {
-    const raw = await this.#guards.for(workspace).attempt('verdict', () => this.#client.get(verdictKey(this.#prefix, workspace, keyHash)), null);
+    const raw = await this.#guards
+      .for(workspace)
+      .attempt(
+        'verdict',
+        () => this.#client.get(verdictKey(this.#prefix, workspace, keyHash)),
+        null,
+      );
     return raw === '1' ? true : raw === '0' ? false : undefined;
   }
 
-  async quota(workspace: WorkspaceId, keyHash: KeyHash, policy: QuotaPolicy): Promise<QuotaDecision | undefined> {
+  async quota(
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    policy: QuotaPolicy,
+  ): Promise<QuotaDecision | undefined> {
     const key = quotaKey(this.#prefix, workspace, keyHash);
     const args = [policy.windowMs / policy.requests, policy.windowMs] as const;
     const reply = await this.#guards.for(workspace).attempt(
       'quota',
       () =>
         this.#client.evalsha(GCRA_SHA, 1, key, ...args).catch((error: unknown) => {
-          if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return this.#client.eval(GCRA_SCRIPT, 1, key, ...args);
+          if (error instanceof Error && error.message.startsWith('NOSCRIPT'))
+            return this.#client.eval(GCRA_SCRIPT, 1, key, ...args);
           throw error;
         }),
       undefined,
     );
     if (!Array.isArray(reply) || reply.length !== 4) return undefined;
-    const [allowed, remaining, resetMs, retryMs] = reply.map(Number) as [number, number, number, number];
+    const [allowed, remaining, resetMs, retryMs] = reply.map(Number) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     return { allowed: allowed === 1, remaining, resetMs, retryMs };
   }
 
-  async setVerdict(workspace: WorkspaceId, keyHash: KeyHash, valid: boolean, ttlMs: number): Promise<void> {
+  async setVerdict(
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    valid: boolean,
+    ttlMs: number,
+  ): Promise<void> {
     if (!(ttlMs >= 1)) return;
-    await this.#guards.for(workspace).attempt('verdict', () => this.#client.set(verdictKey(this.#prefix, workspace, keyHash), valid ? '1' : '0', 'PX', Math.ceil(ttlMs)), undefined);
+    await this.#guards
+      .for(workspace)
+      .attempt(
+        'verdict',
+        () =>
+          this.#client.set(
+            verdictKey(this.#prefix, workspace, keyHash),
+            valid ? '1' : '0',
+            'PX',
+            Math.ceil(ttlMs),
+          ),
+        undefined,
+      );
   }
 
-  async tryLock(workspace: WorkspaceId, generation: Generation, key: ResourceKey, ttlMs: number): Promise<LockOutcome> {
+  async tryLock(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+    ttlMs: number,
+  ): Promise<LockOutcome> {
     if (!isKnown(generation)) return { state: 'unavailable' };
     const name = lockKey(this.#prefix, workspace, generation, key);
     const token = randomBytes(16).toString('base64url');
-    const reply = await this.#guards.for(workspace).attempt('lock', () => this.#client.set(name, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'), undefined);
+    const reply = await this.#guards
+      .for(workspace)
+      .attempt(
+        'lock',
+        () => this.#client.set(name, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'),
+        undefined,
+      );
     if (reply === undefined) return { state: 'unavailable' };
     if (reply !== 'OK') return { state: 'held' };
     let released = false;
     const release = async (): Promise<void> => {
       if (released) return;
       released = true;
-      await this.#guards.for(workspace).attempt('lock', () => this.#client.eval(UNLOCK_SCRIPT, 1, name, token), undefined);
+      await this.#guards
+        .for(workspace)
+        .attempt('lock', () => this.#client.eval(UNLOCK_SCRIPT, 1, name, token), undefined);
     };
     return { state: 'acquired', release };
   }
 
   async loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined> {
-    const fields = await this.#guards.for(workspace).attempt(
-      'generation',
-      () => this.#client.eval(LOAD_SCRIPT, 1, generationKey(this.#prefix, workspace), freshToken(), freshToken()),
-      undefined,
-    );
+    const fields = await this.#guards
+      .for(workspace)
+      .attempt(
+        'generation',
+        () =>
+          this.#client.eval(
+            LOAD_SCRIPT,
+            1,
+            generationKey(this.#prefix, workspace),
+            freshToken(),
+            freshToken(),
+          ),
+        undefined,
+      );
     if (fields === undefined) return undefined;
     const generation = toGeneration(fields);
     return isKnown(generation) && generation.list > 0 ? generation : undefined;
   }
 
-  async purge(workspace: WorkspaceId, part: 'all' | 'list', keys: readonly ResourceKey[]): Promise<Generation> {
+  async purge(
+    workspace: WorkspaceId,
+    part: 'all' | 'list',
+    keys: readonly ResourceKey[],
+  ): Promise<Generation> {
     const hash = generationKey(this.#prefix, workspace);
     const log = purgeLogKey(this.#prefix);
     return this.#guards.for(workspace).run('purge', async () => {
@@ -260,13 +377,28 @@ class RedisTier implements SharedTier {
         const current = toGeneration(await this.#client.hmget(hash, 'all', 'list'));
         doomed = keys.map((key) => l2Key(this.#prefix, workspace, current, key));
       }
-      const args = [part, freshToken(), freshToken(), String(this.#logLength), workspace, purgeChannel(this.#prefix)];
+      const args = [
+        part,
+        freshToken(),
+        freshToken(),
+        String(this.#logLength),
+        workspace,
+        purgeChannel(this.#prefix),
+      ];
       if (this.#client instanceof Cluster) {
-        const moved = await this.#client.eval(PURGE_MOVE_SCRIPT, 1 + doomed.length, hash, ...doomed, ...args);
+        const moved = await this.#client.eval(
+          PURGE_MOVE_SCRIPT,
+          1 + doomed.length,
+          hash,
+          ...doomed,
+          ...args,
+        );
         await this.#client.eval(PURGE_LOG_SCRIPT, 1, log, ...args);
         return toGeneration(moved);
       }
-      return toGeneration(await this.#client.eval(PURGE_SCRIPT, 2 + doomed.length, hash, log, ...doomed, ...args));
+      return toGeneration(
+        await this.#client.eval(PURGE_SCRIPT, 2 + doomed.length, hash, log, ...doomed, ...args),
+      );
     });
   }
 
@@ -289,7 +421,10 @@ class RedisTier implements SharedTier {
       try {
         call(listener);
       } catch (error) {
-        this.#logger.error({ err: error instanceof Error ? error.message : String(error) }, 'purge listener failed');
+        this.#logger.error(
+          { err: error instanceof Error ? error.message : String(error) },
+          'purge listener failed',
+        );
       }
     }
   }
@@ -306,12 +441,17 @@ class RedisTier implements SharedTier {
     void this.#replayBacklog();
     if (!this.#policyChecked) {
       this.#policyChecked = true;
-      void checkEvictionPolicy(this.#client, { metrics: this.#metrics, logger: this.#logger, timeoutMs: 1_000 });
+      void checkEvictionPolicy(this.#client, {
+        metrics: this.#metrics,
+        logger: this.#logger,
+        timeoutMs: 1_000,
+      });
     }
   }
 
   #connectionDown(): void {
-    if (this.#ready && !this.#closed) this.#logger.warn('redis connection lost; reconnecting in the background');
+    if (this.#ready && !this.#closed)
+      this.#logger.warn('redis connection lost; reconnecting in the background');
     this.#ready = false;
     this.#publishUp();
   }

@@ -11,6 +11,9 @@ export interface Settings {
 }
 
 /** Derives settings from a config; `createSigner` is passed in so tests and reloads share one path. */
-export function makeSettings(config: Config, createSigner: (config: Config) => UrlSigner | null): Settings {
+export function makeSettings(
+  config: Config,
+  createSigner: (config: Config) => UrlSigner | null,
+): Settings {
   return { config, timings: new TimingsTable(config), signer: createSigner(config) };
 }

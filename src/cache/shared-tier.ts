@@ -15,29 +15,54 @@ export interface PurgeListener {
 }
 
 /** Outcome of trying to take the per-key distributed fetch lock. */
-export type LockOutcome = { readonly state: 'acquired'; release(): Promise<void> } | { readonly state: 'held' } | { readonly state: 'unavailable' };
+export type LockOutcome =
+  | { readonly state: 'acquired'; release(): Promise<void> }
+  | { readonly state: 'held' }
+  | { readonly state: 'unavailable' };
 
 /** The shared tier (Redis). Implementations answer `undefined`/no-op when Redis is down or slow. */
 export interface SharedTier {
   /** Reads a stored value; undefined on a miss, an error or a command timeout. */
-  get(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<StoredValue | undefined>;
+  get(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+  ): Promise<StoredValue | undefined>;
   /**
    * Stores values, each expiring at its `staleUntil`, only while Redis still holds `generation`
    * for the workspace (checked in the same script as the write). Errors are counted, never thrown.
    */
-  set(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): Promise<void>;
+  set(
+    workspace: WorkspaceId,
+    generation: Generation,
+    values: ReadonlyArray<readonly [ResourceKey, StoredValue]>,
+  ): Promise<void>;
   /** A cached key verdict (true valid, false invalid), or undefined. */
   getVerdict(workspace: WorkspaceId, keyHash: KeyHash): Promise<boolean | undefined>;
   /** Stores a key verdict for `ttlMs`. */
-  setVerdict(workspace: WorkspaceId, keyHash: KeyHash, valid: boolean, ttlMs: number): Promise<void>;
+  setVerdict(
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    valid: boolean,
+    ttlMs: number,
+  ): Promise<void>;
   /** Tries to take the fetch lock of one key for `ttlMs`; `unavailable` when Redis cannot say. */
-  tryLock(workspace: WorkspaceId, generation: Generation, key: ResourceKey, ttlMs: number): Promise<LockOutcome>;
+  tryLock(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+    ttlMs: number,
+  ): Promise<LockOutcome>;
   /**
    * Decides one request of a key against its quota, shared by every instance; undefined when
    * Redis cannot say (the caller then counts on this instance). Optional: a tier without it
    * leaves quotas per instance.
    */
-  quota?(workspace: WorkspaceId, keyHash: KeyHash, policy: QuotaPolicy): Promise<QuotaDecision | undefined>;
+  quota?(
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    policy: QuotaPolicy,
+  ): Promise<QuotaDecision | undefined>;
   /** The workspace's generation in Redis (drawn afresh when Redis holds none); undefined when Redis cannot say. */
   loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined>;
   /**
@@ -45,7 +70,11 @@ export interface SharedTier {
    * recording keys (deletes them and draws a new `list`), and appends it to the purge log that
    * every instance reads. Rejects when Redis is unavailable, so the operator knows.
    */
-  purge(workspace: WorkspaceId, part: 'all' | 'list', keys: readonly ResourceKey[]): Promise<Generation>;
+  purge(
+    workspace: WorkspaceId,
+    part: 'all' | 'list',
+    keys: readonly ResourceKey[],
+  ): Promise<Generation>;
   /** Subscribes to the purge log: every instance (this one included) forgets what it names. */
   onPurge(listener: PurgeListener): void;
   /** True while connected and answering. */

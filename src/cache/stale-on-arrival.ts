@@ -19,7 +19,13 @@ export class StaleOnArrival {
   ) {}
 
   /** Notes one entry stored with no freshness because of its URLs. */
-  note(details: { workspace: string; resource: string; urlExpiresInMs: number; minRemainingMs: number; marginMs: number }): void {
+  note(details: {
+    workspace: string;
+    resource: string;
+    urlExpiresInMs: number;
+    minRemainingMs: number;
+    marginMs: number;
+  }): void {
     this.since += 1;
     const now = this.now();
     if (now - this.lastAt < EVERY_MS) return;

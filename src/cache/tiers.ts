@@ -47,7 +47,12 @@ export class Tiers {
    * delay an answer the upstream already gave. Commands on one connection keep their order, so
    * a lock release issued after this write still reaches Redis after it.
    */
-  store(workspace: WorkspaceId, generation: Generation, stored: ReadonlyArray<readonly [ResourceKey, StoredValue]>, compress = true): void {
+  store(
+    workspace: WorkspaceId,
+    generation: Generation,
+    stored: ReadonlyArray<readonly [ResourceKey, StoredValue]>,
+    compress = true,
+  ): void {
     // The purge invariant: after a purge's 200, no read returns a value whose upstream fetch
     // began before the purge. `generation` was captured before the fetch began; a purge heard
     // since replaced the workspace's generation, so the value is dropped here, for both tiers
@@ -61,7 +66,9 @@ export class Tiers {
     if (values.length === 0) return;
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);
-    if (compress) for (const [key, value] of values) if (value.kind === 'entry') this.compressLater(workspace, generation, key, value);
+    if (compress)
+      for (const [key, value] of values)
+        if (value.kind === 'entry') this.compressLater(workspace, generation, key, value);
   }
 
   /**
@@ -71,42 +78,69 @@ export class Tiers {
    * stores the result in both tiers if the entry is still the one cached (not replaced, purged
    * or evicted). Until then, clients asking for compression get the identity body.
    */
-  private compressLater(workspace: WorkspaceId, generation: Generation, asked: ResourceKey, value: CacheEntry): void {
-    if (value.gzip !== null || value.body.length < this.deps.settings().config.cache.compressMinBytes || this.compressing.has(value)) return;
+  private compressLater(
+    workspace: WorkspaceId,
+    generation: Generation,
+    asked: ResourceKey,
+    value: CacheEntry,
+  ): void {
+    if (
+      value.gzip !== null ||
+      value.body.length < this.deps.settings().config.cache.compressMinBytes ||
+      this.compressing.has(value)
+    )
+      return;
     this.compressing.add(value);
     const key = ownKey(value, asked);
     this.deps.factory.compressed(value).then(
       (packed) => {
         const name = l1Key(workspace, generation, key);
-        if (this.deps.l1.peek(name) !== value || !this.deps.generations.isCurrent(workspace, generation)) return;
+        if (
+          this.deps.l1.peek(name) !== value ||
+          !this.deps.generations.isCurrent(workspace, generation)
+        )
+          return;
         this.deps.l1.set(name, packed);
         if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, [[key, packed]]);
       },
-      (error: unknown) => this.deps.logger.warn({ workspace, err: error }, 'compressing an entry failed'),
+      (error: unknown) =>
+        this.deps.logger.warn({ workspace, err: error }, 'compressing an entry failed'),
     );
   }
 
   /** Stores an entry read from L2 in L1, under its UUID, its link code and the key it was asked by. */
-  storeL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey, entry: CacheEntry): void {
+  storeL1(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+    entry: CacheEntry,
+  ): void {
     // Read from L2 under `generation` before a purge may have been heard: the same check as store.
     if (!this.deps.generations.isCurrent(workspace, generation)) return;
-    for (const [k, value] of valuesAskedBy(entry, key)) this.deps.l1.set(l1Key(workspace, generation, k), value);
+    for (const [k, value] of valuesAskedBy(entry, key))
+      this.deps.l1.set(l1Key(workspace, generation, k), value);
   }
 
   /** Reads L1, following one alias hop. What the entry allows is entryState's to say. */
   readL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey): CacheEntry | undefined {
     const l1 = this.deps.l1;
     let value = l1.get(l1Key(workspace, generation, key));
-    if (value !== undefined && value.kind === 'alias') value = l1.get(l1Key(workspace, generation, value.target as ResourceKey));
+    if (value !== undefined && value.kind === 'alias')
+      value = l1.get(l1Key(workspace, generation, value.target as ResourceKey));
     return value?.kind === 'entry' ? value : undefined;
   }
 
   /** Reads L2, following one alias hop. What the entry allows is entryState's to say. */
-  async readL2(workspace: WorkspaceId, generation: Generation, key: ResourceKey): Promise<CacheEntry | undefined> {
+  async readL2(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+  ): Promise<CacheEntry | undefined> {
     const l2 = this.deps.l2;
     if (l2 === null) return undefined;
     let value = await l2.get(workspace, generation, key);
-    if (value !== undefined && value.kind === 'alias') value = await l2.get(workspace, generation, value.target as ResourceKey);
+    if (value !== undefined && value.kind === 'alias')
+      value = await l2.get(workspace, generation, value.target as ResourceKey);
     return value?.kind === 'entry' ? value : undefined;
   }
 }

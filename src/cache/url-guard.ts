@@ -21,7 +21,11 @@ export interface UrlGuardDeps {
   readonly settings: () => Settings;
   readonly clock: Clock;
   readonly logger: Logger;
-  store(workspace: WorkspaceId, generation: Generation, values: ReadonlyArray<readonly [ResourceKey, StoredValue]>): void;
+  store(
+    workspace: WorkspaceId,
+    generation: Generation,
+    values: ReadonlyArray<readonly [ResourceKey, StoredValue]>,
+  ): void;
 }
 
 /** Re-signing and URL nulling for cache entries. */
@@ -37,7 +41,11 @@ export class UrlGuard {
   }
 
   /** Re-signs now (sharing a re-sign already running) and stores the result in both tiers. */
-  resignNow(lookup: Lookup, generation: Generation, entry: CacheEntry): Promise<CacheEntry | undefined> {
+  resignNow(
+    lookup: Lookup,
+    generation: Generation,
+    entry: CacheEntry,
+  ): Promise<CacheEntry | undefined> {
     // Keyed by the entry, not the request: hits by UUID and by link code reach one recording
     // entry, and must share one re-sign.
     const key = l1Key(lookup.workspace, generation, ownKey(entry, lookup.key));
@@ -50,7 +58,12 @@ export class UrlGuard {
   }
 
   /** The entry as it may be served now: as is, re-signed, or with short URLs nulled (noted in the lookup's status). */
-  async servable(lookup: Lookup, generation: Generation, entry: CacheEntry, now: number): Promise<CacheEntry> {
+  async servable(
+    lookup: Lookup,
+    generation: Generation,
+    entry: CacheEntry,
+    now: number,
+  ): Promise<CacheEntry> {
     if (urlsLast(entry, now)) return entry;
     if (canResign(entry, this.deps.settings())) {
       const resigned = await this.resignNow(lookup, generation, entry);
@@ -63,18 +76,30 @@ export class UrlGuard {
     return this.deps.factory.withUrlsNulled(lookup.workspace, lookup.resource, entry, now);
   }
 
-  private async resign(lookup: Lookup, generation: Generation, entry: CacheEntry): Promise<CacheEntry | undefined> {
+  private async resign(
+    lookup: Lookup,
+    generation: Generation,
+    entry: CacheEntry,
+  ): Promise<CacheEntry | undefined> {
     // A span of the request that found the entry due, even when it runs after that request's answer.
     const span = lookup.trace?.child('transcoded_url re-sign');
     try {
       // Yield first: a re-sign started by a hit runs after that hit is answered.
       await new Promise((resolve) => setImmediate(resolve));
-      const resigned = this.deps.factory.resign(lookup.workspace, lookup.resource, entry, this.deps.clock.now());
+      const resigned = this.deps.factory.resign(
+        lookup.workspace,
+        lookup.resource,
+        entry,
+        this.deps.clock.now(),
+      );
       this.deps.store(lookup.workspace, generation, valuesFor(resigned, lookup.key));
       if (span !== undefined) endSpan(span);
       return resigned;
     } catch (error) {
-      this.deps.logger.warn({ workspace: lookup.workspace, resource: lookup.resource, err: error }, 're-signing failed');
+      this.deps.logger.warn(
+        { workspace: lookup.workspace, resource: lookup.resource, err: error },
+        're-signing failed',
+      );
       if (span !== undefined) endSpan(span, error);
       return undefined;
     }

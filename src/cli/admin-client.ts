@@ -31,9 +31,11 @@ export class AdminClient {
     } catch {
       throw new UsageError(`ADMIN_URL is not a URL: ${raw.slice(0, 200)}`);
     }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError('ADMIN_URL must be an http:// or https:// URL');
+    if (base.protocol !== 'http:' && base.protocol !== 'https:')
+      throw new UsageError('ADMIN_URL must be an http:// or https:// URL');
     // Credentials in the URL would be printed with it in messages; the token belongs in ADMIN_TOKEN.
-    if (base.username !== '' || base.password !== '') throw new UsageError('ADMIN_URL must not carry credentials; set ADMIN_TOKEN');
+    if (base.username !== '' || base.password !== '')
+      throw new UsageError('ADMIN_URL must not carry credentials; set ADMIN_TOKEN');
     this.base = base;
   }
 
@@ -45,13 +47,17 @@ export class AdminClient {
   /** Sends one request with the bearer token; rejects with Unreachable when no HTTP answer came. */
   async send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<AdminAnswer> {
     const token = this.env['ADMIN_TOKEN'];
-    if (!token) throw new UsageError('ADMIN_TOKEN is not set (the gateway\'s admin bearer token)');
+    if (!token) throw new UsageError("ADMIN_TOKEN is not set (the gateway's admin bearer token)");
     const url = new URL(path, this.base);
     let res: Response;
     try {
       res = await fetch(url, {
         method,
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });

@@ -44,6 +44,7 @@ export function parseArgs(argv: readonly string[], valueFlags: ReadonlySet<strin
 /** Throws a UsageError naming any flag the command does not know. */
 export function onlyFlags(args: ParsedArgs, allowed: readonly string[]): void {
   for (const name of [...args.values.keys(), ...args.switches]) {
-    if (!allowed.includes(name)) throw new UsageError(`unknown option --${name} for ${args.command ?? 'recgw'}`);
+    if (!allowed.includes(name))
+      throw new UsageError(`unknown option --${name} for ${args.command ?? 'recgw'}`);
   }
 }

@@ -13,14 +13,19 @@ import { onlyFlags, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
 /** Runs the command; resolves with the exit code. */
-export async function checkConfigCommand(args: ParsedArgs, env: NodeJS.ProcessEnv, output: Output): Promise<number> {
+export async function checkConfigCommand(
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv,
+  output: Output,
+): Promise<number> {
   onlyFlags(args, ['json']);
   let config: Config | undefined;
   let problems: readonly string[] = [];
   try {
     config = loadConfig(env);
   } catch (error) {
-    problems = error instanceof ConfigError ? error.problems : [String((error as Error).message ?? error)];
+    problems =
+      error instanceof ConfigError ? error.problems : [String((error as Error).message ?? error)];
   }
   if (config !== undefined) {
     try {
@@ -28,12 +33,17 @@ export async function checkConfigCommand(args: ParsedArgs, env: NodeJS.ProcessEn
       const app = buildApp(config, { logger: pino({ level: 'silent' }), sharedTier: null, env });
       await app.close();
     } catch (error) {
-      problems = [error instanceof ConfigError ? error.problems.join('; ') : (error as Error).message];
+      problems = [
+        error instanceof ConfigError ? error.problems.join('; ') : (error as Error).message,
+      ];
     }
   }
   const valid = problems.length === 0;
   if (output.json) output.out(JSON.stringify({ valid, problems }));
-  else if (valid) output.out(`configuration is valid${env['GATEWAY_CONFIG'] ? ` (config/default.yaml + ${env['GATEWAY_CONFIG']} + environment)` : ' (config/default.yaml + environment)'}`);
+  else if (valid)
+    output.out(
+      `configuration is valid${env['GATEWAY_CONFIG'] ? ` (config/default.yaml + ${env['GATEWAY_CONFIG']} + environment)` : ' (config/default.yaml + environment)'}`,
+    );
   if (!valid) {
     output.err('invalid configuration:');
     for (const problem of problems) output.err(`  ${problem}`);

@@ -12,21 +12,34 @@ import { EXIT, type Output } from './output.js';
 export type ReadKey = () => Promise<string>;
 
 /** Runs the command; resolves with the exit code. */
-export async function hashKeyCommand(args: ParsedArgs, readKey: ReadKey, output: Output): Promise<number> {
+export async function hashKeyCommand(
+  args: ParsedArgs,
+  readKey: ReadKey,
+  output: Output,
+): Promise<number> {
   onlyFlags(args, ['json', 'workspace']);
-  if (args.positional.length > 0) throw new UsageError('usage: recgw hash-key [--workspace <name>] < key (the key on stdin, never as an argument: arguments show in ps and shell history)');
+  if (args.positional.length > 0)
+    throw new UsageError(
+      'usage: recgw hash-key [--workspace <name>] < key (the key on stdin, never as an argument: arguments show in ps and shell history)',
+    );
   const workspaceName = args.values.get('workspace');
   const workspace = workspaceName === undefined ? undefined : asWorkspaceId(workspaceName);
-  if (workspaceName !== undefined && workspace === undefined) throw new UsageError('--workspace must be a workspace name (one lower-case DNS label)');
+  if (workspaceName !== undefined && workspace === undefined)
+    throw new UsageError('--workspace must be a workspace name (one lower-case DNS label)');
   // One trailing newline is the shell's (echo, a here-string), not the key's.
   const key = (await readKey()).replace(/\r?\n$/, '');
   if (!isKeyShaped(key)) {
     // The gateway refuses such keys before hashing them; say why without showing the input.
-    output.err(key === '' ? 'no key on stdin' : 'not an API key: 1 to 256 printable ASCII characters, no spaces, one key only');
+    output.err(
+      key === ''
+        ? 'no key on stdin'
+        : 'not an API key: 1 to 256 printable ASCII characters, no spaces, one key only',
+    );
     return EXIT.failed;
   }
   const sha256 = hashKey(key);
-  if (output.json) output.out(JSON.stringify(workspace === undefined ? { sha256 } : { sha256, workspace }));
+  if (output.json)
+    output.out(JSON.stringify(workspace === undefined ? { sha256 } : { sha256, workspace }));
   else if (workspace !== undefined) output.out(JSON.stringify({ [workspace]: [sha256] }));
   else output.out(sha256);
   return EXIT.ok;

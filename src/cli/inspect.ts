@@ -6,10 +6,17 @@ import { EXIT, type Output } from './output.js';
 type Tier = { present: boolean; up?: boolean; [field: string]: unknown } | null;
 
 /** Runs the command; resolves with the exit code. */
-export async function inspectCommand(args: ParsedArgs, env: NodeJS.ProcessEnv, output: Output): Promise<number> {
+export async function inspectCommand(
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv,
+  output: Output,
+): Promise<number> {
   onlyFlags(args, ['json', 'page-number', 'page-size']);
   const [workspace, recording, ...extra] = args.positional;
-  if (workspace === undefined || extra.length > 0) throw new UsageError('usage: recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]');
+  if (workspace === undefined || extra.length > 0)
+    throw new UsageError(
+      'usage: recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]',
+    );
   const query = new URLSearchParams({ workspace });
   if (recording !== undefined) query.set('recording', recording);
   const pageNumber = args.values.get('page-number');
@@ -18,7 +25,14 @@ export async function inspectCommand(args: ParsedArgs, env: NodeJS.ProcessEnv, o
   if (pageSize !== undefined) query.set('page_size', pageSize);
   const answer = await new AdminClient(env).send('GET', `/admin/cache?${query.toString()}`);
   if (answer.status !== 200) {
-    if (output.json) output.out(JSON.stringify({ ok: false, status: answer.status, ...(answer.body as object | undefined) }));
+    if (output.json)
+      output.out(
+        JSON.stringify({
+          ok: false,
+          status: answer.status,
+          ...(answer.body as object | undefined),
+        }),
+      );
     output.err(`inspect refused: ${errorMessage(answer)}`);
     return EXIT.failed;
   }
@@ -26,8 +40,16 @@ export async function inspectCommand(args: ParsedArgs, env: NodeJS.ProcessEnv, o
     output.out(JSON.stringify(answer.body));
     return EXIT.ok;
   }
-  const report = answer.body as { workspace: string; resource: Record<string, unknown>; generation: Record<string, unknown>; tiers: { l1: Tier; l2: Tier } };
-  const what = 'recording' in report.resource ? `recording ${String(report.resource['recording'])}` : `list page ${String(report.resource['page_number'])} (size ${String(report.resource['page_size'])})`;
+  const report = answer.body as {
+    workspace: string;
+    resource: Record<string, unknown>;
+    generation: Record<string, unknown>;
+    tiers: { l1: Tier; l2: Tier };
+  };
+  const what =
+    'recording' in report.resource
+      ? `recording ${String(report.resource['recording'])}`
+      : `list page ${String(report.resource['page_number'])} (size ${String(report.resource['page_size'])})`;
   output.out(`${report.workspace}: ${what}, generation ${JSON.stringify(report.generation)}`);
   for (const [name, tier] of Object.entries(report.tiers)) output.out(describeTier(name, tier));
   return EXIT.ok;
@@ -40,6 +62,10 @@ function describeTier(name: string, tier: Tier): string {
   const bytes = tier['bytes'] as Record<string, number>;
   return [
     `  ${name}: status ${String(tier['status'])}, stored ${String(tier['stored_at'])} (age ${String(tier['age'])}s), fresh for ${String(tier['fresh_for'])}s, stale until ${String(tier['stale_until'])}`,
-    `      ${Object.entries(bytes).map(([k, v]) => `${k} ${v} B`).join(', ')}; etag ${String(tier['etag'])}; earliest URL expiry ${(tier['earliest_url_expiry'] as string | null) ?? 'none known'}; generation ${String(tier['generation'])}`,
+    `      ${Object.entries(bytes)
+      .map(([k, v]) => `${k} ${v} B`)
+      .join(
+        ', ',
+      )}; etag ${String(tier['etag'])}; earliest URL expiry ${(tier['earliest_url_expiry'] as string | null) ?? 'none known'}; generation ${String(tier['generation'])}`,
   ].join('\n');
 }

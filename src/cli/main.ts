@@ -36,7 +36,12 @@ exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable`;
 const VALUE_FLAGS = new Set(['page-number', 'page-size', 'workspace']);
 
 /** Runs one command line; resolves with the exit code. */
-export async function run(argv: readonly string[], env: NodeJS.ProcessEnv, output: Omit<Output, 'json'>, stdin: NodeJS.ReadStream): Promise<number> {
+export async function run(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  output: Omit<Output, 'json'>,
+  stdin: NodeJS.ReadStream,
+): Promise<number> {
   let json = false;
   try {
     const args = parseArgs(argv, VALUE_FLAGS);
@@ -55,12 +60,20 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv, outpu
         return await (await import('./inspect.js')).inspectCommand(args, env, out);
       case 'hash-key': {
         const { hashKeyCommand, readKeyFrom } = await import('./hash-key.js');
-        return await hashKeyCommand(args, readKeyFrom(stdin, (text) => process.stderr.write(text)), out);
+        return await hashKeyCommand(
+          args,
+          readKeyFrom(stdin, (text) => process.stderr.write(text)),
+          out,
+        );
       }
       case 'check-config':
         return await (await import('./check-config.js')).checkConfigCommand(args, env, out);
       default:
-        throw new UsageError(args.command === undefined ? 'no command given' : `unknown command "${args.command.slice(0, 40)}"`);
+        throw new UsageError(
+          args.command === undefined
+            ? 'no command given'
+            : `unknown command "${args.command.slice(0, 40)}"`,
+        );
     }
   } catch (error) {
     if (error instanceof UsageError) {
@@ -76,7 +89,15 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv, outpu
   }
 }
 
-run(process.argv.slice(2), process.env, { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) }, process.stdin).then(
+run(
+  process.argv.slice(2),
+  process.env,
+  {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+  },
+  process.stdin,
+).then(
   (code) => {
     process.exitCode = code;
   },

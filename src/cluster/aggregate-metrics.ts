@@ -40,8 +40,12 @@ export class WorkerMetrics {
     const last = this.last.get(worker.id);
     this.last.delete(worker.id);
     if (last === undefined) return;
-    const monotonic = last.filter((metric) => MONOTONIC.has(String((metric as { type?: unknown }).type)));
-    this.retired = this.retired.then((retired) => AggregatorRegistry.aggregate([retired, monotonic]).getMetricsAsJSON());
+    const monotonic = last.filter((metric) =>
+      MONOTONIC.has(String((metric as { type?: unknown }).type)),
+    );
+    this.retired = this.retired.then((retired) =>
+      AggregatorRegistry.aggregate([retired, monotonic]).getMetricsAsJSON(),
+    );
   }
 
   /** The exited workers' counters and histograms. */
@@ -72,7 +76,11 @@ export class WorkerMetrics {
 }
 
 /** The Prometheus text of the workers' metrics and the primary's own registry, aggregated. */
-export async function aggregateMetrics(workers: readonly Worker[], requests: WorkerMetrics, own: Registry): Promise<{ text: string; contentType: string }> {
+export async function aggregateMetrics(
+  workers: readonly Worker[],
+  requests: WorkerMetrics,
+  own: Registry,
+): Promise<{ text: string; contentType: string }> {
   const replies = await Promise.all(workers.map((worker) => requests.request(worker)));
   const sources: object[][] = replies.filter((reply): reply is object[] => reply !== undefined);
   sources.push(await requests.retiredMetrics(), await own.getMetricsAsJSON());

@@ -34,9 +34,18 @@ export interface PrimaryAdminDeps {
   readonly stopping: () => boolean;
 }
 
-function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json; charset=utf-8'): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  contentType = 'application/json; charset=utf-8',
+): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+  });
   res.end(text);
 }
 
@@ -60,11 +69,18 @@ function combine(answers: readonly Answer[]): Answer {
 }
 
 /** Builds the primary's admin 'request' listener. */
-export function primaryAdminHandler(deps: PrimaryAdminDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function primaryAdminHandler(
+  deps: PrimaryAdminDeps,
+): (req: IncomingMessage, res: ServerResponse) => void {
   let turn = 0;
   const unavailable = (res: ServerResponse, path: string): void => {
-    if (path === '/readyz') return send(res, 503, { status: 'not-ready', workers: deps.ready().length });
-    if (path === '/admin/purge') return send(res, 503, { error: 'No worker confirmed the purge; retry (a repeated purge is harmless)', code: 'PURGE_UNAVAILABLE' });
+    if (path === '/readyz')
+      return send(res, 503, { status: 'not-ready', workers: deps.ready().length });
+    if (path === '/admin/purge')
+      return send(res, 503, {
+        error: 'No worker confirmed the purge; retry (a repeated purge is harmless)',
+        code: 'PURGE_UNAVAILABLE',
+      });
     send(res, 503, { error: 'No worker is ready', code: 'NOT_READY' });
   };
 
@@ -72,17 +88,26 @@ export function primaryAdminHandler(deps: PrimaryAdminDeps): (req: IncomingMessa
     const body = await readBody(req);
     if (body === undefined) {
       res.setHeader('Connection', 'close');
-      return send(res, 413, { error: `Body must be at most ${MAX_FORWARDED_BODY} bytes`, code: 'PAYLOAD_TOO_LARGE' });
+      return send(res, 413, {
+        error: `Body must be at most ${MAX_FORWARDED_BODY} bytes`,
+        code: 'PAYLOAD_TOO_LARGE',
+      });
     }
     const ready = deps.ready();
     // Shutting down: /readyz says so at once, whatever a draining worker would still answer.
-    if (ready.length === 0 || (path === '/readyz' && deps.stopping())) return unavailable(res, path);
+    if (ready.length === 0 || (path === '/readyz' && deps.stopping()))
+      return unavailable(res, path);
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     // A purge must reach every worker's L1; anything else is the same answer from any of them.
-    const targets = path === '/admin/purge' && method === 'POST' ? ready : [ready[turn++ % ready.length]!];
+    const targets =
+      path === '/admin/purge' && method === 'POST' ? ready : [ready[turn++ % ready.length]!];
     try {
-      const answers = await Promise.all(targets.map(({ adminPort }) => forward(adminPort, method, url, req.headers, body, FORWARD_TIMEOUT_MS)));
+      const answers = await Promise.all(
+        targets.map(({ adminPort }) =>
+          forward(adminPort, method, url, req.headers, body, FORWARD_TIMEOUT_MS),
+        ),
+      );
       relay(res, combine(answers));
     } catch (error) {
       deps.logger.error({ err: error, path }, 'a worker did not answer a forwarded admin request');

@@ -33,7 +33,11 @@ function primaryMetrics(readyCount: () => number): { registry: Registry; restart
   const registry = new Registry();
   // The primary's process metrics are summed with the workers': the pod's CPU and memory in all.
   collectDefaultMetrics({ register: registry });
-  const restarts = new Counter({ name: 'recgw_worker_restarts_total', help: 'Workers replaced after they died (server.workers > 1).', registers: [registry] });
+  const restarts = new Counter({
+    name: 'recgw_worker_restarts_total',
+    help: 'Workers replaced after they died (server.workers > 1).',
+    registers: [registry],
+  });
   new Gauge({
     name: 'recgw_workers_ready',
     help: 'Workers up and serving (server.workers > 1).',
@@ -45,22 +49,40 @@ function primaryMetrics(readyCount: () => number): { registry: Registry; restart
   return { registry, restarts };
 }
 
-
 /** Runs the primary until every worker has stopped after SIGTERM/SIGINT (exit 0) or a worker failed to start (exit 1). */
 export async function runPrimary(config: Config, logger: Logger): Promise<void> {
   const count = config.server.workers;
   const metrics = primaryMetrics(() => ready().length);
   const requests = new WorkerMetrics();
-  const slots: Slot[] = Array.from({ length: count }, (_, index) => ({ index, worker: undefined, startedAt: 0, adminPort: undefined, quickDeaths: 0, restartTimer: undefined }));
+  const slots: Slot[] = Array.from({ length: count }, (_, index) => ({
+    index,
+    worker: undefined,
+    startedAt: 0,
+    adminPort: undefined,
+    quickDeaths: 0,
+    restartTimer: undefined,
+  }));
   let stopping = false;
   let announced = false;
   let exitCode = 0;
   let publicAddress: AddressInfo | undefined;
 
   const ready = (): ReadyWorker[] =>
-    slots.flatMap((slot) => (slot.worker !== undefined && slot.adminPort !== undefined && !slot.worker.isDead() ? [{ worker: slot.worker, adminPort: slot.adminPort }] : []));
+    slots.flatMap((slot) =>
+      slot.worker !== undefined && slot.adminPort !== undefined && !slot.worker.isDead()
+        ? [{ worker: slot.worker, adminPort: slot.adminPort }]
+        : [],
+    );
 
-  const admin = createServer(primaryAdminHandler({ logger: logger.child({ component: 'admin' }), registry: metrics.registry, requests, ready, stopping: () => stopping }));
+  const admin = createServer(
+    primaryAdminHandler({
+      logger: logger.child({ component: 'admin' }),
+      registry: metrics.registry,
+      requests,
+      ready,
+      stopping: () => stopping,
+    }),
+  );
   const adminAddress = await listen(admin, { port: config.admin.port, host: config.admin.host });
 
   let allStopped: () => void = () => undefined;
@@ -95,7 +117,10 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
       // file): exit 1 as a single process would, so the orchestrator sees it, not a pod never ready.
       if (!announced) {
         exitCode = 1;
-        logger.fatal({ worker: slot.index + 1, pid: worker.process.pid, code, signal }, 'a worker failed to start; stopping');
+        logger.fatal(
+          { worker: slot.index + 1, pid: worker.process.pid, code, signal },
+          'a worker failed to start; stopping',
+        );
         stop('start-up failure');
         return;
       }
@@ -103,7 +128,10 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
       slot.quickDeaths = Date.now() - slot.startedAt < STABLE_AFTER_MS ? slot.quickDeaths + 1 : 1;
       const delay = restartDelay(slot.quickDeaths);
       metrics.restarts.inc();
-      logger.error({ worker: slot.index + 1, pid: worker.process.pid, code, signal, restartInMs: delay }, 'worker exited; restarting it');
+      logger.error(
+        { worker: slot.index + 1, pid: worker.process.pid, code, signal, restartInMs: delay },
+        'worker exited; restarting it',
+      );
       void flushLogger(logger);
       slot.restartTimer = setTimeout(() => fork(slot), delay);
     });

@@ -22,7 +22,11 @@ export function listenWorkerAdmin(server: Server): Promise<AddressInfo> {
 }
 
 /** Reports this worker ready to the primary, serves its metrics requests, and stops when the primary is gone. */
-export function joinCluster(metrics: GatewayMetrics, addresses: { public: AddressInfo; admin: AddressInfo }, stop: (reason: string) => void): void {
+export function joinCluster(
+  metrics: GatewayMetrics,
+  addresses: { public: AddressInfo; admin: AddressInfo },
+  stop: (reason: string) => void,
+): void {
   process.on('message', (message: unknown) => {
     if (!isMessage<MetricsRequest>(message, 'recgw:metrics')) return;
     metrics.json().then(
@@ -33,7 +37,11 @@ export function joinCluster(metrics: GatewayMetrics, addresses: { public: Addres
   // The primary holds the shared listening socket and restarts workers: without it this worker
   // would keep serving no one, an orphan holding memory. It goes the way a SIGTERM would.
   process.on('disconnect', () => stop('primary gone'));
-  const ready: WorkerReady = { type: 'recgw:ready', public: addresses.public, admin: addresses.admin };
+  const ready: WorkerReady = {
+    type: 'recgw:ready',
+    public: addresses.public,
+    admin: addresses.admin,
+  };
   process.send?.(ready);
 }
 

@@ -5,7 +5,8 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
 
 /** Parses a duration to milliseconds; returns undefined when the value is not one. */
 export function parseDuration(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.round(value * 1000) : undefined;
+  if (typeof value === 'number')
+    return Number.isFinite(value) && value >= 0 ? Math.round(value * 1000) : undefined;
   if (typeof value !== 'string') return undefined;
   const trimmed = value.trim();
   if (/^\d+(?:\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
@@ -16,7 +17,15 @@ export function parseDuration(value: unknown): number | undefined {
 
 /** Sizes in config: a number of bytes or `512KiB`, `64MiB`, `1GiB` (also KB/MB/GB, powers of 1024). */
 const SIZE = /^(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|KB|MB|GB)?$/;
-const UNIT_BYTES: Record<string, number> = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 };
+const UNIT_BYTES: Record<string, number> = {
+  B: 1,
+  KiB: 1024,
+  MiB: 1024 ** 2,
+  GiB: 1024 ** 3,
+  KB: 1024,
+  MB: 1024 ** 2,
+  GB: 1024 ** 3,
+};
 
 /** Parses a byte size; returns undefined when the value is not one. */
 export function parseBytes(value: unknown): number | undefined {

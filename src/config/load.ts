@@ -29,13 +29,17 @@ function readYaml(path: string | URL, label: string): Plain {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError([`${label}: cannot read ${String(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`]);
+    throw new ConfigError([
+      `${label}: cannot read ${String(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    ]);
   }
   let parsed: unknown;
   try {
     parsed = parseYaml(text);
   } catch (error) {
-    throw new ConfigError([`${label}: not valid YAML (${(error as Error).message.split('\n')[0] ?? ''})`]);
+    throw new ConfigError([
+      `${label}: not valid YAML (${(error as Error).message.split('\n')[0] ?? ''})`,
+    ]);
   }
   if (parsed === null || parsed === undefined) return {};
   if (!isPlain(parsed)) throw new ConfigError([`${label}: must be a YAML mapping`]);
@@ -86,7 +90,9 @@ function describe(issue: z.core.$ZodIssue, sources: ReadonlyMap<string, string>)
     return issue.keys.map((key) => `${path === '' ? key : `${path}.${key}`}: unknown key`);
   }
   const source = sources.get(path);
-  return [`${path === '' ? '(root)' : path}: ${issue.message}${source === undefined ? '' : ` (from env ${source})`}`];
+  return [
+    `${path === '' ? '(root)' : path}: ${issue.message}${source === undefined ? '' : ` (from env ${source})`}`,
+  ];
 }
 
 /**
@@ -95,8 +101,14 @@ function describe(issue: z.core.$ZodIssue, sources: ReadonlyMap<string, string>)
  */
 function envProblems(config: Config, env: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
-  if (config.upstream.auth === 'service-key' && config.upstream.serviceKeyFile === null && !env['UPSTREAM_SERVICE_KEY']) {
-    problems.push('upstream.serviceKeyFile: required with upstream.auth service-key (or set UPSTREAM_SERVICE_KEY)');
+  if (
+    config.upstream.auth === 'service-key' &&
+    config.upstream.serviceKeyFile === null &&
+    !env['UPSTREAM_SERVICE_KEY']
+  ) {
+    problems.push(
+      'upstream.serviceKeyFile: required with upstream.auth service-key (or set UPSTREAM_SERVICE_KEY)',
+    );
   }
   return problems;
 }
@@ -106,9 +118,14 @@ function envProblems(config: Config, env: NodeJS.ProcessEnv): string[] {
  * key paths set from the environment to their variable, so a bad PORT is reported as such; `env`
  * is the environment the app will run with (buildApp's deps.env), for checks that depend on it.
  */
-export function validateConfig(raw: unknown, sources: ReadonlyMap<string, string> = new Map(), env: NodeJS.ProcessEnv = process.env): Config {
+export function validateConfig(
+  raw: unknown,
+  sources: ReadonlyMap<string, string> = new Map(),
+  env: NodeJS.ProcessEnv = process.env,
+): Config {
   const result = configSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(result.error.issues.flatMap((issue) => describe(issue, sources)));
+  if (!result.success)
+    throw new ConfigError(result.error.issues.flatMap((issue) => describe(issue, sources)));
   const problems = envProblems(result.data, env);
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(result.data);

@@ -34,7 +34,8 @@ function at(config: Config, path: string): unknown {
 
 /** Leaf paths under `path` whose values differ between `a` and `b` (arrays compared whole). */
 function changedLeaves(path: string, a: unknown, b: unknown): string[] {
-  const plain = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  const plain = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
   if (plain(a) && plain(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
     return [...keys].flatMap((key) => changedLeaves(`${path}.${key}`, a[key], b[key]));
@@ -47,5 +48,7 @@ function changedLeaves(path: string, a: unknown, b: unknown): string[] {
  * values: a Redis URL may carry a password.
  */
 export function restartOnlyChanges(running: Config, next: Config): string[] {
-  return RESTART_ONLY_KEYS.flatMap((path) => changedLeaves(path, at(running, path), at(next, path)));
+  return RESTART_ONLY_KEYS.flatMap((path) =>
+    changedLeaves(path, at(running, path), at(next, path)),
+  );
 }

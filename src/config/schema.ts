@@ -7,33 +7,38 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseBytes, parseDuration } from './duration.js';
 
-const duration = z
-  .union([z.number(), z.string()])
-  .transform((value, ctx) => {
-    const parsed = parseDuration(value);
-    if (parsed === undefined) {
-      ctx.addIssue({ code: 'custom', message: `"${String(value)}" is not a duration (250ms, 30s, 5m, 1h or seconds)` });
-      return z.NEVER;
-    }
-    return parsed;
-  });
+const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const parsed = parseDuration(value);
+  if (parsed === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${String(value)}" is not a duration (250ms, 30s, 5m, 1h or seconds)`,
+    });
+    return z.NEVER;
+  }
+  return parsed;
+});
 
-const bytes = z
-  .union([z.number(), z.string()])
-  .transform((value, ctx) => {
-    const parsed = parseBytes(value);
-    if (parsed === undefined) {
-      ctx.addIssue({ code: 'custom', message: `"${String(value)}" is not a byte size (65536, 512KiB, 64MiB)` });
-      return z.NEVER;
-    }
-    return parsed;
-  });
+const bytes = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const parsed = parseBytes(value);
+  if (parsed === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${String(value)}" is not a byte size (65536, 512KiB, 64MiB)`,
+    });
+    return z.NEVER;
+  }
+  return parsed;
+});
 
 const port = z.number().int().min(0).max(65535);
 /** Far above any pod's core count: a larger number is a typo, not a plan. */
 const MAX_WORKERS = 256;
 /** server.workers: a count, or `auto` for every core this process may use (cgroup-aware since Node 18.14). */
-const workers = z.union([z.number().int().min(1).max(MAX_WORKERS), z.literal('auto').transform(() => availableParallelism())]);
+const workers = z.union([
+  z.number().int().min(1).max(MAX_WORKERS),
+  z.literal('auto').transform(() => availableParallelism()),
+]);
 /** One lower-case DNS label: the shape of a workspace name (DESIGN A2). */
 const WORKSPACE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** Cap on metrics.workspaceLabel, so the label stays an allow-list and cardinality stays bounded. */
@@ -43,7 +48,8 @@ const nullableString = z.string().min(1).nullable();
  * A bare host name (DNS labels, or an IPv4 address), as `new URL(url).hostname` gives it: the
  * signer compares against exactly that, so a scheme, port or path here would never match anything.
  */
-const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+const HOST_NAME =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 const ttlOverrides = z.strictObject({
   list: duration.optional(),
@@ -59,7 +65,14 @@ const workspaceOverrides = z.strictObject({
   ttl: ttlOverrides.optional(),
   staleWhileRevalidate: duration.optional(),
   staleIfError: duration.optional(),
-  limits: z.strictObject({ perKey: z.strictObject({ requests: z.number().int().min(1).optional(), window: quotaWindow.optional() }) }).optional(),
+  limits: z
+    .strictObject({
+      perKey: z.strictObject({
+        requests: z.number().int().min(1).optional(),
+        window: quotaWindow.optional(),
+      }),
+    })
+    .optional(),
 });
 
 const signerSchema = z.discriminatedUnion('scheme', [
@@ -116,7 +129,10 @@ export const configSchema = z
         defaultPageSize: z.number().int().min(1),
         maxPageSize: z.number().int().min(1),
       })
-      .refine((listing) => listing.defaultPageSize <= listing.maxPageSize, { path: ['defaultPageSize'], message: 'must not exceed listing.maxPageSize' }),
+      .refine((listing) => listing.defaultPageSize <= listing.maxPageSize, {
+        path: ['defaultPageSize'],
+        message: 'must not exceed listing.maxPageSize',
+      }),
     upstream: z.strictObject({
       baseUrl: z
         .string()
@@ -124,10 +140,18 @@ export const configSchema = z
         .refine((url) => url.includes('{workspace}'), 'must contain {workspace}'),
       auth: z.enum(['passthrough', 'service-key']),
       serviceKeyFile: nullableString,
-      timeouts: z.strictObject({ connect: duration, headers: duration, body: duration, deadline: duration }),
+      timeouts: z.strictObject({
+        connect: duration,
+        headers: duration,
+        body: duration,
+        deadline: duration,
+      }),
       retries: z.number().int().min(0).max(10),
       retryBackoff: z.strictObject({ base: duration, max: duration }),
-      breaker: z.strictObject({ failureThreshold: z.number().int().min(1), resetTimeout: duration }),
+      breaker: z.strictObject({
+        failureThreshold: z.number().int().min(1),
+        resetTimeout: duration,
+      }),
       maxResponseBytes: bytes,
       connectionsPerOrigin: z.number().int().min(1),
     }),
@@ -156,7 +180,12 @@ export const configSchema = z
     }),
     workspaces: z.record(z.string(), workspaceOverrides).superRefine((workspaces, ctx) => {
       for (const name of Object.keys(workspaces)) {
-        if (!WORKSPACE_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'not a workspace name (one lower-case DNS label)' });
+        if (!WORKSPACE_NAME.test(name))
+          ctx.addIssue({
+            code: 'custom',
+            path: [name],
+            message: 'not a workspace name (one lower-case DNS label)',
+          });
       }
     }),
     auth: z.strictObject({
@@ -175,12 +204,25 @@ export const configSchema = z
         minRemaining: duration,
         unknownTtl: duration,
         validity: duration,
-        hosts: z.array(z.string().regex(HOST_NAME, 'not a bare host name (no scheme, port or path), e.g. cdn.example.com')),
+        hosts: z.array(
+          z
+            .string()
+            .regex(
+              HOST_NAME,
+              'not a bare host name (no scheme, port or path), e.g. cdn.example.com',
+            ),
+        ),
         signer: signerSchema.nullable(),
       })
-      .refine((signing) => signing.minRemaining < signing.validity, { path: ['minRemaining'], message: 'must be shorter than signing.validity' })
+      .refine((signing) => signing.minRemaining < signing.validity, {
+        path: ['minRemaining'],
+        message: 'must be shorter than signing.validity',
+      })
       // A signer limited to no host would never sign anything: a mistake, not a setting.
-      .refine((signing) => signing.signer === null || signing.hosts.length > 0, { path: ['hosts'], message: 'must list at least one host when signing.signer is set' }),
+      .refine((signing) => signing.signer === null || signing.hosts.length > 0, {
+        path: ['hosts'],
+        message: 'must list at least one host when signing.signer is set',
+      }),
     limits: z.strictObject({
       /** Per-key quotas: `requests` per `window` for each API key in each workspace; requests null turns them off. */
       perKey: z.strictObject({
@@ -196,8 +238,16 @@ export const configSchema = z
        * allow-list, never every workspace: each entry multiplies the request series.
        */
       workspaceLabel: z
-        .array(z.string().regex(WORKSPACE_NAME, 'not a workspace name (one lower-case DNS label)').refine((name) => name !== 'other', '"other" is the label of unlisted workspaces'))
-        .max(MAX_LABELLED_WORKSPACES, `at most ${MAX_LABELLED_WORKSPACES} workspaces; the label is for the few an operator watches, not all of them`),
+        .array(
+          z
+            .string()
+            .regex(WORKSPACE_NAME, 'not a workspace name (one lower-case DNS label)')
+            .refine((name) => name !== 'other', '"other" is the label of unlisted workspaces'),
+        )
+        .max(
+          MAX_LABELLED_WORKSPACES,
+          `at most ${MAX_LABELLED_WORKSPACES} workspaces; the label is for the few an operator watches, not all of them`,
+        ),
     }),
     log: z.strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -219,16 +269,36 @@ export const configSchema = z
     // With a service key the upstream accepts every request, so it cannot vouch for a caller's
     // key: in `both` mode any key the file does not list would pass. Only the file can decide.
     if (config.upstream.auth === 'service-key' && config.auth.mode !== 'static') {
-      ctx.addIssue({ code: 'custom', path: ['auth', 'mode'], message: 'upstream.auth service-key cannot verify callers; use static' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'mode'],
+        message: 'upstream.auth service-key cannot verify callers; use static',
+      });
     }
     if (config.auth.mode !== 'upstream' && config.auth.keyFile === null) {
-      ctx.addIssue({ code: 'custom', path: ['auth', 'keyFile'], message: `required with auth.mode ${config.auth.mode}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'keyFile'],
+        message: `required with auth.mode ${config.auth.mode}`,
+      });
     }
-    if (config.cache.redis.mode === 'cluster' && config.cache.redis.url === null && config.cache.redis.nodes.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['cache', 'redis', 'nodes'], message: 'cluster mode needs nodes or a url' });
+    if (
+      config.cache.redis.mode === 'cluster' &&
+      config.cache.redis.url === null &&
+      config.cache.redis.nodes.length === 0
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cache', 'redis', 'nodes'],
+        message: 'cluster mode needs nodes or a url',
+      });
     }
     if (config.cache.redis.mode === 'sentinel' && config.cache.redis.sentinelName === null) {
-      ctx.addIssue({ code: 'custom', path: ['cache', 'redis', 'sentinelName'], message: 'required in sentinel mode' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cache', 'redis', 'sentinelName'],
+        message: 'required in sentinel mode',
+      });
     }
   });
 

@@ -13,7 +13,11 @@ const readUtf8: ReadSecret = (path) => readFileSync(path, 'utf8');
  * parser's message cannot echo the secret either. An empty file is an error: a blank key would
  * otherwise fail later, far from its cause.
  */
-export function readSecretFile(configKey: string, path: string, readSecret: ReadSecret = readUtf8): string {
+export function readSecretFile(
+  configKey: string,
+  path: string,
+  readSecret: ReadSecret = readUtf8,
+): string {
   let text: string;
   try {
     text = readSecret(path).trim();

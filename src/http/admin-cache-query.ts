@@ -25,14 +25,17 @@ const DIGITS = /^[0-9]{1,9}$/;
 export function parseCacheQuery(query: string, limits: PageLimits): CacheQuery | string {
   const params = new URLSearchParams(query);
   for (const name of new Set(params.keys())) {
-    if (!KNOWN.has(name)) return `Unknown query parameter "${name.slice(0, 64)}"; allowed: ${[...KNOWN].join(', ')}`;
+    if (!KNOWN.has(name))
+      return `Unknown query parameter "${name.slice(0, 64)}"; allowed: ${[...KNOWN].join(', ')}`;
     if (params.getAll(name).length > 1) return `"${name}" given more than once`;
   }
   const workspace = asWorkspaceId(params.get('workspace') ?? '');
-  if (workspace === undefined) return '"workspace" must be a workspace name (one lower-case DNS label)';
+  if (workspace === undefined)
+    return '"workspace" must be a workspace name (one lower-case DNS label)';
   const recording = params.get('recording');
   if (recording !== null) {
-    if (params.has('page_number') || params.has('page_size')) return 'Give "recording" or "page_number"/"page_size", not both';
+    if (params.has('page_number') || params.has('page_size'))
+      return 'Give "recording" or "page_number"/"page_size", not both';
     const id = parseRecordingId(recording);
     if (id === undefined) return '"recording" must be a UUID or a public link code';
     return { workspace, key: recordingKey(id), resource: { recording: id } };
@@ -40,8 +43,13 @@ export function parseCacheQuery(query: string, limits: PageLimits): CacheQuery |
   const pageNumber = integer(params.get('page_number'), 1, 999_999_999);
   if (pageNumber === undefined) return '"page_number" must be an integer of at least 1';
   const pageSize = integer(params.get('page_size'), limits.defaultPageSize, limits.maxPageSize);
-  if (pageSize === undefined) return `"page_size" must be an integer from 1 to ${limits.maxPageSize}`;
-  return { workspace, key: listKey(pageNumber, pageSize), resource: { page_number: pageNumber, page_size: pageSize } };
+  if (pageSize === undefined)
+    return `"page_size" must be an integer from 1 to ${limits.maxPageSize}`;
+  return {
+    workspace,
+    key: listKey(pageNumber, pageSize),
+    resource: { page_number: pageNumber, page_size: pageSize },
+  };
 }
 
 function integer(raw: string | null, fallback: number, max: number): number | undefined {

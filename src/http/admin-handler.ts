@@ -36,9 +36,18 @@ export interface AdminDeps {
   readonly inspect: (workspace: WorkspaceId, key: ResourceKey) => Promise<CacheReport>;
 }
 
-function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json; charset=utf-8'): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  contentType = 'application/json; charset=utf-8',
+): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+  });
   res.end(text);
 }
 
@@ -75,29 +84,48 @@ function readBody(req: IncomingMessage): Promise<string> {
 /** Builds the admin 'request' listener. */
 export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: ServerResponse) => void {
   /** Checks the bearer token; answers 403 (no token configured) or 401 and returns false when it fails. */
-  const authorized = (req: IncomingMessage, res: ServerResponse, what: 'Purge' | 'Inspection'): boolean => {
+  const authorized = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    what: 'Purge' | 'Inspection',
+  ): boolean => {
     const expected = deps.tokenHash();
     if (expected === null) {
-      send(res, 403, { error: `${what} is disabled: no admin token is configured (set ADMIN_TOKEN)`, code: 'PURGE_DISABLED' });
+      send(res, 403, {
+        error: `${what} is disabled: no admin token is configured (set ADMIN_TOKEN)`,
+        code: 'PURGE_DISABLED',
+      });
       return false;
     }
     const header = req.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
     if (!timingSafeEqual(hashToken(token), expected)) {
       res.setHeader('WWW-Authenticate', 'Bearer');
-      send(res, 401, { error: 'A valid admin bearer token is required', code: 'ADMIN_UNAUTHORIZED' });
+      send(res, 401, {
+        error: 'A valid admin bearer token is required',
+        code: 'ADMIN_UNAUTHORIZED',
+      });
       return false;
     }
     return true;
   };
 
-  const inspect = async (req: IncomingMessage, res: ServerResponse, query: string): Promise<void> => {
+  const inspect = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    query: string,
+  ): Promise<void> => {
     if (!authorized(req, res, 'Inspection')) return;
     const parsed = parseCacheQuery(query, deps.listing());
     if (typeof parsed === 'string') return send(res, 400, { error: parsed, code: 'BAD_REQUEST' });
     try {
       const report = await deps.inspect(parsed.workspace, parsed.key);
-      return send(res, 200, { workspace: report.workspace, resource: parsed.resource, generation: report.generation, tiers: report.tiers });
+      return send(res, 200, {
+        workspace: report.workspace,
+        resource: parsed.resource,
+        generation: report.generation,
+        tiers: report.tiers,
+      });
     } catch (error) {
       deps.logger.error({ workspace: parsed.workspace, err: error }, 'cache inspection failed');
       return send(res, 500, { error: 'Inspection failed', code: 'INTERNAL' });
@@ -113,17 +141,31 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       if (error instanceof BodyTooLarge) {
         // RFC 9110 §15.5.14: the rest of the body is not read, so the connection cannot be reused.
         res.setHeader('Connection', 'close');
-        return send(res, 413, { error: `Body must be at most ${MAX_PURGE_BODY} bytes`, code: 'PAYLOAD_TOO_LARGE' });
+        return send(res, 413, {
+          error: `Body must be at most ${MAX_PURGE_BODY} bytes`,
+          code: 'PAYLOAD_TOO_LARGE',
+        });
       }
-      return send(res, 400, { error: 'Body must be JSON: {"workspace": "...", "recording"?: "...", "lists"?: true, "page_number"?: n, "page_size"?: n}', code: 'BAD_REQUEST' });
+      return send(res, 400, {
+        error:
+          'Body must be JSON: {"workspace": "...", "recording"?: "...", "lists"?: true, "page_number"?: n, "page_size"?: n}',
+        code: 'BAD_REQUEST',
+      });
     }
     const request = parsePurgeBody(body);
     if (typeof request === 'string') return send(res, 400, { error: request, code: 'BAD_REQUEST' });
     const { workspace, recording, lists, page } = request;
     // One list page goes with all of them: list pages share one generation token per workspace,
     // and drawing a new one is what keeps every instance from serving that page (a superset, never less).
-    const scope: PurgeScope = recording !== null ? { kind: 'recording', id: recording } : lists ? { kind: 'lists' } : { kind: 'workspace' };
-    const purged = lists ? { workspace, recording, lists: true, ...(page === null ? {} : page) } : { workspace, recording };
+    const scope: PurgeScope =
+      recording !== null
+        ? { kind: 'recording', id: recording }
+        : lists
+          ? { kind: 'lists' }
+          : { kind: 'workspace' };
+    const purged = lists
+      ? { workspace, recording, lists: true, ...(page === null ? {} : page) }
+      : { workspace, recording };
     try {
       // The 200 is sent only once the purge is in Redis's log (README, "The purge guarantee").
       const generation = await deps.purger.purge(workspace, scope);
@@ -131,7 +173,11 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       return send(res, 200, { purged, generation });
     } catch (error) {
       deps.logger.error({ workspace, err: error }, 'purge failed');
-      return send(res, 503, { error: 'Purge could not be confirmed by the shared cache; retry (a repeated purge is harmless)', code: 'PURGE_UNAVAILABLE' });
+      return send(res, 503, {
+        error:
+          'Purge could not be confirmed by the shared cache; retry (a repeated purge is harmless)',
+        code: 'PURGE_UNAVAILABLE',
+      });
     }
   };
 
@@ -150,14 +196,25 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       return;
     }
     if (path === '/healthz') return send(res, 200, { status: 'ok' });
-    if (path === '/openapi.json') return send(res, 200, deps.openApi, 'application/json; charset=utf-8');
+    if (path === '/openapi.json')
+      return send(res, 200, deps.openApi, 'application/json; charset=utf-8');
     if (path === '/readyz') {
       const ready = deps.ready();
       // Full (writes refused, reads answered) is told apart from down: L2 still serves what it holds.
-      const redis = deps.l2 === null ? 'not-configured' : !deps.l2.up ? 'down' : deps.l2.full === true ? 'full' : 'up';
+      const redis =
+        deps.l2 === null
+          ? 'not-configured'
+          : !deps.l2.up
+            ? 'down'
+            : deps.l2.full === true
+              ? 'full'
+              : 'up';
       // Redis down or full is degraded, not unready: the gateway still answers from L1 and the upstream.
       const degraded = redis === 'down' || redis === 'full';
-      return send(res, ready ? 200 : 503, { status: ready ? (degraded ? 'degraded' : 'ready') : 'not-ready', redis });
+      return send(res, ready ? 200 : 503, {
+        status: ready ? (degraded ? 'degraded' : 'ready') : 'not-ready',
+        redis,
+      });
     }
     if (path === '/admin/purge') {
       if (req.method !== 'POST') {

@@ -23,7 +23,8 @@ export function onClientError(error: NodeJS.ErrnoException, socket: Socket): voi
   // Nor does a request already being answered (a GET refused for its content, whose malformed
   // chunk follows in the same packet): a second response would be unsolicited. Close once the
   // first is flushed. Node's default clientError handling checks the same field.
-  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })
+    ._httpMessage;
   if (current?.headersSent === true) {
     socket.destroySoon();
     return;

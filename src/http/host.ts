@@ -50,12 +50,19 @@ export class HostMemo {
  * GatewayError BAD_HOST (400) for a missing, malformed or ambiguous Host and NO_WORKSPACE (404)
  * for a well-formed host that is not `<label><hostSuffix>`.
  */
-export function workspaceFromHost(rawHeaders: readonly string[], options: HostOptions): WorkspaceId {
+export function workspaceFromHost(
+  rawHeaders: readonly string[],
+  options: HostOptions,
+): WorkspaceId {
   return resolveHost(rawHeaders, options, judgeHost);
 }
 
 /** workspaceFromHost with the verdict of one host value coming from `verdictFor`. */
-function resolveHost(rawHeaders: readonly string[], options: HostOptions, verdictFor: (value: string, hostSuffix: string) => HostVerdict): WorkspaceId {
+function resolveHost(
+  rawHeaders: readonly string[],
+  options: HostOptions,
+  verdictFor: (value: string, hostSuffix: string) => HostVerdict,
+): WorkspaceId {
   let host: string | undefined;
   let forwarded: string | undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
@@ -65,9 +72,15 @@ function resolveHost(rawHeaders: readonly string[], options: HostOptions, verdic
       // RFC 9112 §3.2: more than one Host line is a 400. Identical repeats are tolerated (both
       // readings name the same workspace); differing ones are refused, because a proxy in front
       // may have routed on the other line (request smuggling across workspaces).
-      if (host !== undefined && !sameHost(host, value)) throw new GatewayError('BAD_HOST', 'Conflicting Host headers');
+      if (host !== undefined && !sameHost(host, value))
+        throw new GatewayError('BAD_HOST', 'Conflicting Host headers');
       host ??= value;
-    } else if (options.trustProxy && forwarded === undefined && name.length === 16 && FORWARDED_HOST_NAME.test(name)) {
+    } else if (
+      options.trustProxy &&
+      forwarded === undefined &&
+      name.length === 16 &&
+      FORWARDED_HOST_NAME.test(name)
+    ) {
       // X-Forwarded-Host is a list that each proxy appends to; the first value is the client's.
       forwarded = value;
     }

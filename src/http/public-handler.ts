@@ -124,7 +124,14 @@ export class PublicHandler {
       successor: match?.version === 'v1' ? `/api/external/v2${url.slice(V1_PREFIX_LENGTH)}` : null,
       memo: this.responses,
     };
-    const trace: Trace = { started, ctx, route: match?.route ?? 'unmatched', workspace: undefined, lookup: undefined, span: null };
+    const trace: Trace = {
+      started,
+      ctx,
+      route: match?.route ?? 'unmatched',
+      workspace: undefined,
+      lookup: undefined,
+      span: null,
+    };
     if (this.tracer !== null) trace.span = this.startSpan(this.tracer, req, trace.route);
     try {
       const { config } = this.deps.settings();
@@ -132,13 +139,19 @@ export class PublicHandler {
       const workspace = this.hosts.workspace(req.rawHeaders, config.server);
       trace.workspace = workspace;
       if (match === undefined) throw new GatewayError('NOT_FOUND');
-      if (req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('METHOD_NOT_ALLOWED', undefined, { headers: { Allow: ALLOW } });
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        throw new GatewayError('METHOD_NOT_ALLOWED', undefined, { headers: { Allow: ALLOW } });
       // RFC 9110 §9.3.1: content in a GET or HEAD has no meaning, and answering before it is read
       // leaves its bytes (a smuggled request, a bad chunk, a slow dribble) on the connection
       // (RFC 9112 §11.2). Refused at once, and the connection closed rather than drained.
-      if (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0') {
+      if (
+        req.headers['transfer-encoding'] !== undefined ||
+        (req.headers['content-length'] ?? '0') !== '0'
+      ) {
         this.closing.add(req.socket);
-        throw new GatewayError('BAD_REQUEST', 'GET and HEAD requests carry no content', { headers: { Connection: 'close' } });
+        throw new GatewayError('BAD_REQUEST', 'GET and HEAD requests carry no content', {
+          headers: { Connection: 'close' },
+        });
       }
       if (!this.accepts.acceptsJson(req.headers.accept)) throw new GatewayError('NOT_ACCEPTABLE');
       let key: ResourceKey;
@@ -160,7 +173,17 @@ export class PublicHandler {
       const now = this.deps.clock.now();
       // A malformed key is a failed key like any other: counted, and limited (429) the same way.
       if (typeof apiKey !== 'string' || !isKeyShaped(apiKey)) this.deps.keys.reject(address, now);
-      const lookup = new ResourceLookup(this.deps.upstream, workspace, match.route, key, apiKey, hashKey(apiKey), page, id, address);
+      const lookup = new ResourceLookup(
+        this.deps.upstream,
+        workspace,
+        match.route,
+        key,
+        apiKey,
+        hashKey(apiKey),
+        page,
+        id,
+        address,
+      );
       trace.lookup = lookup;
       const verified = this.deps.keys.known(lookup, config.auth.mode, now);
       const generation = this.deps.readThrough.generation(workspace);
@@ -201,7 +224,10 @@ export class PublicHandler {
         // not, carries the key's RateLimit headers.
         const decision = await this.deps.quotas.take(lookup.workspace, lookup.keyHash, quota);
         if (!res.destroyed) setRateLimitHeaders(res, quota, decision);
-        if (!decision.allowed) throw new GatewayError('QUOTA_EXCEEDED', undefined, { retryAfter: Math.max(1, Math.ceil(decision.retryMs / 1000)) });
+        if (!decision.allowed)
+          throw new GatewayError('QUOTA_EXCEEDED', undefined, {
+            retryAfter: Math.max(1, Math.ceil(decision.retryMs / 1000)),
+          });
       }
       // Without recorded spans a client's traceparent is still passed on; read only off the fast path.
       trace.span ??= this.deps.tracing.carry(req.headers);
@@ -210,10 +236,14 @@ export class PublicHandler {
       const verified = peeked ?? (await this.deps.keys.resolve(lookup, this.deps.clock.now()));
       let served;
       try {
-        served = verified !== undefined ? await this.deps.readThrough.serve(verified, generation) : await this.deps.readThrough.prove(lookup, generation);
+        served =
+          verified !== undefined
+            ? await this.deps.readThrough.serve(verified, generation)
+            : await this.deps.readThrough.prove(lookup, generation);
       } catch (error) {
         // Only the address whose own key was refused is charged.
-        if (error instanceof KeyRefused && error.keyHash === lookup.keyHash) this.deps.keys.failed(lookup.address, this.deps.clock.now());
+        if (error instanceof KeyRefused && error.keyHash === lookup.keyHash)
+          this.deps.keys.failed(lookup.address, this.deps.clock.now());
         throw error;
       }
       if (res.destroyed) {
@@ -233,13 +263,22 @@ export class PublicHandler {
    * The request's span, under the client's traceparent when it sent a valid one. The route
    * template, never the path: a public link code in a path opens its recording to whoever reads it.
    */
-  private startSpan(tracer: NonNullable<Tracing['tracer']>, req: IncomingMessage, route: RouteLabel): RequestTrace {
+  private startSpan(
+    tracer: NonNullable<Tracing['tracer']>,
+    req: IncomingMessage,
+    route: RouteLabel,
+  ): RequestTrace {
     const method = req.method ?? 'GET';
     const template = ROUTE_TEMPLATE[route];
-    return this.deps.tracing.record(tracer, req.headers, template === undefined ? method : `${method} ${template}`, {
-      'http.request.method': method,
-      ...(template === undefined ? {} : { 'http.route': template }),
-    });
+    return this.deps.tracing.record(
+      tracer,
+      req.headers,
+      template === undefined ? method : `${method} ${template}`,
+      {
+        'http.request.method': method,
+        ...(template === undefined ? {} : { 'http.route': template }),
+      },
+    );
   }
 
   /**
@@ -269,8 +308,12 @@ export class PublicHandler {
   }
 
   private fail(req: IncomingMessage, res: ServerResponse, trace: Trace, error: unknown): void {
-    const gatewayError = error instanceof GatewayError ? error : new GatewayError('INTERNAL', undefined, { cause: error });
-    if (!(error instanceof GatewayError)) this.deps.logger.error({ err: error, reqId: trace.ctx.requestId }, 'unexpected error');
+    const gatewayError =
+      error instanceof GatewayError
+        ? error
+        : new GatewayError('INTERNAL', undefined, { cause: error });
+    if (!(error instanceof GatewayError))
+      this.deps.logger.error({ err: error, reqId: trace.ctx.requestId }, 'unexpected error');
     if (res.headersSent || res.destroyed) {
       // Too late for an error answer: the status already sent, or none for a client that left.
       const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
@@ -282,10 +325,24 @@ export class PublicHandler {
   }
 
   /** The request's one log line and its metrics, from its answer and its cache status. */
-  private finish(req: IncomingMessage, trace: Trace, status: number, cache: Outcome | 'none', code?: string): void {
+  private finish(
+    req: IncomingMessage,
+    trace: Trace,
+    status: number,
+    cache: Outcome | 'none',
+    code?: string,
+  ): void {
     const ms = performance.now() - trace.started;
-    this.requestMetrics.record(trace.route, req.method ?? 'other', status, cache, ms / 1000, trace.workspace);
-    if (trace.lookup !== undefined) this.statusMetrics.record(trace.lookup.resource, trace.lookup.status);
+    this.requestMetrics.record(
+      trace.route,
+      req.method ?? 'other',
+      status,
+      cache,
+      ms / 1000,
+      trace.workspace,
+    );
+    if (trace.lookup !== undefined)
+      this.statusMetrics.record(trace.lookup.resource, trace.lookup.status);
     this.requestLog.write({
       reqId: trace.ctx.requestId,
       workspace: trace.workspace,
@@ -294,7 +351,8 @@ export class PublicHandler {
       status,
       cache,
       code,
-      upstreamMs: trace.lookup === undefined ? 0 : Math.round(trace.lookup.status.upstreamMs * 100) / 100,
+      upstreamMs:
+        trace.lookup === undefined ? 0 : Math.round(trace.lookup.status.upstreamMs * 100) / 100,
       ms: Math.round(ms * 100) / 100,
     });
     if (trace.span?.recording === true) {

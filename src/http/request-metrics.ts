@@ -32,26 +32,54 @@ export class RequestMetrics {
   constructor(private readonly metrics: GatewayMetrics) {}
 
   /** Counts a request and observes its duration in seconds; `workspace` is the request's, if it had one. */
-  record(route: string, method: string, status: number, cache: string, seconds: number, workspace?: string): void {
+  record(
+    route: string,
+    method: string,
+    status: number,
+    cache: string,
+    seconds: number,
+    workspace?: string,
+  ): void {
     // Methods outside the API collapse into one label value so a client cannot mint new series.
     const methodLabel = method === 'GET' || method === 'HEAD' ? method : 'other';
     // Undefined unless an allow-list is configured; then a listed workspace or `other`.
     const ws = this.metrics.workspaceLabelOf(workspace);
     let last = this.lastByRoute.get(route);
-    if (last === undefined || last.method !== methodLabel || last.status !== status || last.cache !== cache || last.ws !== ws) {
-      last = { method: methodLabel, status, cache, ws, counter: this.counter(route, methodLabel, status, ws), duration: this.duration(route, cache, ws) };
+    if (
+      last === undefined ||
+      last.method !== methodLabel ||
+      last.status !== status ||
+      last.cache !== cache ||
+      last.ws !== ws
+    ) {
+      last = {
+        method: methodLabel,
+        status,
+        cache,
+        ws,
+        counter: this.counter(route, methodLabel, status, ws),
+        duration: this.duration(route, cache, ws),
+      };
       this.lastByRoute.set(route, last);
     }
     last.counter.inc();
     last.duration.observe(seconds);
   }
 
-  private counter(route: string, method: string, status: number, ws: string | undefined): CounterSeries {
+  private counter(
+    route: string,
+    method: string,
+    status: number,
+    ws: string | undefined,
+  ): CounterSeries {
     const key = `${route}\n${method}\n${status}\n${ws ?? ''}`;
     let counter = this.counters.get(key);
     if (counter === undefined) {
       const labels = { route, method, status: String(status) };
-      counter = this.metrics.batch.counter(this.metrics.httpRequests, ws === undefined ? labels : { ...labels, workspace: ws });
+      counter = this.metrics.batch.counter(
+        this.metrics.httpRequests,
+        ws === undefined ? labels : { ...labels, workspace: ws },
+      );
       this.counters.set(key, counter);
     }
     return counter;
@@ -61,7 +89,9 @@ export class RequestMetrics {
     const key = `${route}\n${cache}\n${ws ?? ''}`;
     let duration = this.durations.get(key);
     if (duration === undefined) {
-      duration = this.metrics.httpDuration.series(ws === undefined ? { route, cache } : { route, cache, workspace: ws });
+      duration = this.metrics.httpDuration.series(
+        ws === undefined ? { route, cache } : { route, cache, workspace: ws },
+      );
       this.durations.set(key, duration);
     }
     return duration;

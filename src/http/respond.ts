@@ -64,13 +64,32 @@ export class ResponseMemo {
  * Writes a cached entry: encoding negotiation, ETag/If-None-Match (RFC 9110 §13.1.2, weak
  * comparison), Cache-Control, Age (RFC 9111 §5.1) and Cache-Status (RFC 9211).
  */
-export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: CacheEntry, outcome: Outcome, now: number, ctx: ResponseContext): number {
-  const coding = ctx.memo.codings.choose(req.headers['accept-encoding'], entry.br !== null, entry.gzip !== null);
+export function writeEntry(
+  req: IncomingMessage,
+  res: ServerResponse,
+  entry: CacheEntry,
+  outcome: Outcome,
+  now: number,
+  ctx: ResponseContext,
+): number {
+  const coding = ctx.memo.codings.choose(
+    req.headers['accept-encoding'],
+    entry.br !== null,
+    entry.gzip !== null,
+  );
   const body = coding === 'br' ? entry.br! : coding === 'gzip' ? entry.gzip! : entry.body;
   // chooseCoding picks an encoding only when the entry has it, and with it its variant ETag.
   const etag = coding === 'br' ? entry.etagBr! : coding === 'gzip' ? entry.etagGzip! : entry.etag;
   const left = Math.floor((entry.freshUntil - now) / 1000);
-  const [cacheControl, status] = outcome === 'hit' && left >= 0 ? ctx.memo.hitValues(left) : [`private, max-age=${outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, left)}`, cacheStatus(entry, outcome, now)];
+  const [cacheControl, status] =
+    outcome === 'hit' && left >= 0
+      ? ctx.memo.hitValues(left)
+      : [
+          `private, max-age=${outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, left)}`,
+          cacheStatus(entry, outcome, now),
+        ];
+  // Name/value pairs, one pair a line.
+  // prettier-ignore
   const headers: string[] = [
     'Content-Type', JSON_TYPE,
     'ETag', etag,
@@ -83,7 +102,8 @@ export function writeEntry(req: IncomingMessage, res: ServerResponse, entry: Cac
   // identity first and encoded a moment later (RFC 9110 §12.5.5).
   headers.push('Vary', 'Accept-Encoding');
   if (coding !== 'identity') headers.push('Content-Encoding', coding);
-  if (ctx.successor !== null) headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
+  if (ctx.successor !== null)
+    headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
   const inm = req.headers['if-none-match'];
   if (inm !== undefined && entry.status === 200 && noneMatchHolds(inm, entry)) {
     res.writeHead(304, headers);
@@ -110,7 +130,12 @@ function noneMatchHolds(header: string, entry: CacheEntry): boolean {
   for (const member of header.split(',')) {
     let value = member.trim();
     if (value.startsWith('W/')) value = value.slice(2);
-    if (value === entry.etag || value === (gz ??= variantEtag(entry.etag, 'gz')) || value === (br ??= variantEtag(entry.etag, 'br'))) return true;
+    if (
+      value === entry.etag ||
+      value === (gz ??= variantEtag(entry.etag, 'gz')) ||
+      value === (br ??= variantEtag(entry.etag, 'br'))
+    )
+      return true;
   }
   return false;
 }
@@ -118,6 +143,7 @@ function noneMatchHolds(header: string, entry: CacheEntry): boolean {
 /** Writes a JSON error; errors are never cached by clients. */
 export function writeError(res: ServerResponse, error: GatewayError, ctx: ResponseContext): number {
   const body = errorBody(error);
+  // prettier-ignore
   const headers: string[] = [
     'Content-Type', JSON_TYPE,
     'Cache-Control', NO_STORE,
@@ -125,8 +151,10 @@ export function writeError(res: ServerResponse, error: GatewayError, ctx: Respon
     'Content-Length', String(Buffer.byteLength(body)),
   ];
   if (error.retryAfter !== undefined) headers.push('Retry-After', String(error.retryAfter));
-  if (error.headers !== undefined) for (const [name, value] of Object.entries(error.headers)) headers.push(name, value);
-  if (ctx.successor !== null) headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
+  if (error.headers !== undefined)
+    for (const [name, value] of Object.entries(error.headers)) headers.push(name, value);
+  if (ctx.successor !== null)
+    headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
   res.writeHead(error.status, headers);
   if (ctx.head) res.end();
   else res.end(body);

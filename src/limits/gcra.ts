@@ -30,13 +30,28 @@ export interface QuotaDecision {
  * the TAT to keep (unchanged when denied: a refused request costs nothing, so a client that
  * waits its Retry-After is let through).
  */
-export function gcra(tat: number, now: number, policy: QuotaPolicy): { decision: QuotaDecision; tat: number } {
+export function gcra(
+  tat: number,
+  now: number,
+  policy: QuotaPolicy,
+): { decision: QuotaDecision; tat: number } {
   const interval = policy.windowMs / policy.requests;
   const start = Math.max(tat, now);
   const next = start + interval;
   const allowAt = next - policy.windowMs;
   if (allowAt > now) {
-    return { decision: { allowed: false, remaining: 0, resetMs: start - now, retryMs: allowAt - now }, tat };
+    return {
+      decision: { allowed: false, remaining: 0, resetMs: start - now, retryMs: allowAt - now },
+      tat,
+    };
   }
-  return { decision: { allowed: true, remaining: Math.floor((policy.windowMs - (next - now)) / interval), resetMs: next - now, retryMs: 0 }, tat: next };
+  return {
+    decision: {
+      allowed: true,
+      remaining: Math.floor((policy.windowMs - (next - now)) / interval),
+      resetMs: next - now,
+      retryMs: 0,
+    },
+    tat: next,
+  };
 }

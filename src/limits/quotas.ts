@@ -34,7 +34,8 @@ export class Quotas {
 
   constructor(private readonly deps: QuotasDeps) {
     this.local = new LocalQuotas(deps.maxLocalKeys);
-    const series = (result: 'allowed' | 'limited', source: 'redis' | 'local') => deps.metrics.quotaDecisions.labels({ result, source });
+    const series = (result: 'allowed' | 'limited', source: 'redis' | 'local') =>
+      deps.metrics.quotaDecisions.labels({ result, source });
     this.counted = {
       redis: { allowed: series('allowed', 'redis'), limited: series('limited', 'redis') },
       local: { allowed: series('allowed', 'local'), limited: series('limited', 'local') },
@@ -57,17 +58,31 @@ export class Quotas {
   }
 
   /** Counts one request of a key and decides it: in Redis, or here when Redis cannot answer. */
-  async take(workspace: WorkspaceId, keyHash: KeyHash, policy: QuotaPolicy): Promise<QuotaDecision> {
-    const shared = this.deps.l2?.quota === undefined ? undefined : await this.deps.l2.quota(workspace, keyHash, policy);
-    const decision = shared ?? this.local.take(`${workspace}\n${keyHash}`, this.deps.clock.now(), policy);
-    this.counted[shared === undefined ? 'local' : 'redis'][decision.allowed ? 'allowed' : 'limited'].inc();
+  async take(
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    policy: QuotaPolicy,
+  ): Promise<QuotaDecision> {
+    const shared =
+      this.deps.l2?.quota === undefined
+        ? undefined
+        : await this.deps.l2.quota(workspace, keyHash, policy);
+    const decision =
+      shared ?? this.local.take(`${workspace}\n${keyHash}`, this.deps.clock.now(), policy);
+    this.counted[shared === undefined ? 'local' : 'redis'][
+      decision.allowed ? 'allowed' : 'limited'
+    ].inc();
     return decision;
   }
 
   private remember(config: Config): void {
     this.config = config;
     this.policies.clear();
-    this.anyOn = config.limits.perKey.requests !== null || Object.values(config.workspaces).some((overrides) => overrides.limits?.perKey?.requests !== undefined);
+    this.anyOn =
+      config.limits.perKey.requests !== null ||
+      Object.values(config.workspaces).some(
+        (overrides) => overrides.limits?.perKey?.requests !== undefined,
+      );
   }
 }
 
@@ -77,5 +92,9 @@ function resolvePolicy(workspace: WorkspaceId, config: Config): QuotaPolicy | nu
   const override = config.workspaces[workspace]?.limits?.perKey;
   const requests = override?.requests ?? base.requests;
   if (requests === null) return null;
-  return { name: override === undefined ? 'default' : 'workspace', requests, windowMs: override?.window ?? base.window };
+  return {
+    name: override === undefined ? 'default' : 'workspace',
+    requests,
+    windowMs: override?.window ?? base.window,
+  };
 }

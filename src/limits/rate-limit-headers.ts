@@ -8,7 +8,17 @@ import type { ServerResponse } from 'node:http';
 import type { QuotaDecision, QuotaPolicy } from './gcra.js';
 
 /** Sets both fields on a response not yet written; writeHead merges them with its own headers. */
-export function setRateLimitHeaders(res: ServerResponse, policy: QuotaPolicy, decision: QuotaDecision): void {
-  res.setHeader('RateLimit-Policy', `"${policy.name}";q=${policy.requests};w=${Math.max(1, Math.round(policy.windowMs / 1000))}`);
-  res.setHeader('RateLimit', `"${policy.name}";r=${Math.max(0, decision.remaining)};t=${Math.max(0, Math.ceil(decision.resetMs / 1000))}`);
+export function setRateLimitHeaders(
+  res: ServerResponse,
+  policy: QuotaPolicy,
+  decision: QuotaDecision,
+): void {
+  res.setHeader(
+    'RateLimit-Policy',
+    `"${policy.name}";q=${policy.requests};w=${Math.max(1, Math.round(policy.windowMs / 1000))}`,
+  );
+  res.setHeader(
+    'RateLimit',
+    `"${policy.name}";r=${Math.max(0, decision.remaining)};t=${Math.max(0, Math.ceil(decision.resetMs / 1000))}`,
+  );
 }

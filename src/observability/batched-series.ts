@@ -102,13 +102,21 @@ export class BatchedHistogram<L extends string = string> {
   /** The series of one label set (every label named, no other), created on first use. */
   series(labels: Partial<Record<L, string>>): HistogramSeries {
     const values = this.labelNames.map((name) => labels[name]);
-    if (values.some((value) => value === undefined) || Object.keys(labels).length !== this.labelNames.length) {
-      throw new TypeError(`${this.name}: labels ${JSON.stringify(labels)} do not match ${this.labelNames.join(', ')}`);
+    if (
+      values.some((value) => value === undefined) ||
+      Object.keys(labels).length !== this.labelNames.length
+    ) {
+      throw new TypeError(
+        `${this.name}: labels ${JSON.stringify(labels)} do not match ${this.labelNames.join(', ')}`,
+      );
     }
     const key = values.join('\n');
     let series = this.#series.get(key);
     if (series === undefined) {
-      series = new HistogramSeries(this.bounds, Object.fromEntries(this.labelNames.map((name, i) => [name, values[i]!])));
+      series = new HistogramSeries(
+        this.bounds,
+        Object.fromEntries(this.labelNames.map((name, i) => [name, values[i]!])),
+      );
       this.#series.set(key, series);
     }
     return series;
@@ -127,13 +135,35 @@ export class BatchedHistogram<L extends string = string> {
       let cumulative = 0;
       for (const [i, bound] of this.bounds.entries()) {
         cumulative += series.counts[i]!;
-        values.push({ labels: { le: bound, ...series.labels }, value: cumulative, metricName: `${this.name}_bucket` });
+        values.push({
+          labels: { le: bound, ...series.labels },
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+        });
       }
-      values.push({ labels: { le: '+Inf', ...series.labels }, value: series.count, metricName: `${this.name}_bucket` });
-      values.push({ labels: { ...series.labels }, value: series.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: { ...series.labels }, value: series.count, metricName: `${this.name}_count` });
+      values.push({
+        labels: { le: '+Inf', ...series.labels },
+        value: series.count,
+        metricName: `${this.name}_bucket`,
+      });
+      values.push({
+        labels: { ...series.labels },
+        value: series.sum,
+        metricName: `${this.name}_sum`,
+      });
+      values.push({
+        labels: { ...series.labels },
+        value: series.count,
+        metricName: `${this.name}_count`,
+      });
     }
-    return Promise.resolve({ name: this.name, help: this.help, type: 'histogram', aggregator: 'sum', values });
+    return Promise.resolve({
+      name: this.name,
+      help: this.help,
+      type: 'histogram',
+      aggregator: 'sum',
+      values,
+    });
   }
 }
 

@@ -73,7 +73,8 @@ export class BufferedDestination {
   /** Takes one line (pino calls this). */
   write(line: string): boolean {
     if (this.used + this.queued >= this.maxBuffered) {
-      if (this.droppingNow === 0) this.notice(warningLine('log lines are being dropped: stdout is not keeping up'));
+      if (this.droppingNow === 0)
+        this.notice(warningLine('log lines are being dropped: stdout is not keeping up'));
       this.droppingNow++;
       this.dropped++;
       return false;
@@ -129,7 +130,11 @@ export class BufferedDestination {
   }
 
   private endDropping(): void {
-    this.notice(warningLine('log lines were dropped: stdout was not keeping up', { dropped: this.droppingNow }));
+    this.notice(
+      warningLine('log lines were dropped: stdout was not keeping up', {
+        dropped: this.droppingNow,
+      }),
+    );
     this.droppingNow = 0;
   }
 

@@ -50,7 +50,9 @@ function serializeUrl(value: unknown): unknown {
  * default): formatting an ISO date per line measured a tenth of the log line's cost.
  */
 export function createLogger(options: LoggerOptions): Logger {
-  const destination = options.destination ?? (options.sync === true ? pino.destination({ dest: 1, sync: true }) : new BufferedDestination());
+  const destination =
+    options.destination ??
+    (options.sync === true ? pino.destination({ dest: 1, sync: true }) : new BufferedDestination());
   return pino(
     {
       level: options.level,

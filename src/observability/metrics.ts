@@ -2,11 +2,21 @@
  * The gateway's Prometheus metrics (DESIGN A7), one registry per app so two apps can share a
  * process. Labels are bounded: never a key, an id or a workspace (except an operator's allow-list).
  */
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type PrometheusContentType } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type PrometheusContentType,
+} from 'prom-client';
 import { BatchedHistogram, SeriesBatch, type HistogramSnapshot } from './batched-series.js';
 
 /** Latency buckets spanning sub-millisecond cache hits to multi-second upstream calls. */
-export const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const LATENCY_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 /** Remaining-validity buckets (seconds) for served transcoded_url values. */
 const REMAINING_BUCKETS = [0, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400];
 
@@ -93,7 +103,7 @@ export class GatewayMetrics {
   /** Requests that waited on another request's fetch instead of fetching themselves. */
   readonly coalesced = new Counter({
     name: `${PREFIX}coalesced_requests_total`,
-    help: 'Requests answered by another request\'s upstream fetch (collapsed).',
+    help: "Requests answered by another request's upstream fetch (collapsed).",
     labelNames: ['resource'] as const,
     registers: [this.registry],
   });
@@ -150,7 +160,7 @@ export class GatewayMetrics {
   /** Redis's maxmemory-policy as read at start-up (1 on the policy's series; `unknown` when CONFIG is refused). */
   readonly redisMaxmemoryPolicy = new Gauge({
     name: `${PREFIX}redis_maxmemory_policy_info`,
-    help: "Redis's maxmemory-policy read at start-up (value 1 on its series; policy=\"unknown\" when CONFIG GET is refused).",
+    help: 'Redis\'s maxmemory-policy read at start-up (value 1 on its series; policy="unknown" when CONFIG GET is refused).',
     labelNames: ['policy'] as const,
     registers: [this.registry],
   });

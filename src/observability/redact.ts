@@ -66,17 +66,29 @@ function redactAkamai(value: string): string {
 export function redactUrl(url: string): string {
   const query = url.indexOf('?');
   if (query === -1) return url;
-  const tail = url.slice(query).replace(PAIR, (pair: string, sep: string, rawName: string, value: string) => {
-    const name = paramName(rawName);
-    if (SECRET_PARAMS.has(name)) return value === '' ? pair : `${sep}${rawName}=${REDACTED}`;
-    if (AKAMAI_PARAMS.has(name)) return `${sep}${rawName}=${redactAkamai(value)}`;
-    return pair;
-  });
+  const tail = url
+    .slice(query)
+    .replace(PAIR, (pair: string, sep: string, rawName: string, value: string) => {
+      const name = paramName(rawName);
+      if (SECRET_PARAMS.has(name)) return value === '' ? pair : `${sep}${rawName}=${REDACTED}`;
+      if (AKAMAI_PARAMS.has(name)) return `${sep}${rawName}=${redactAkamai(value)}`;
+      return pair;
+    });
   return url.slice(0, query) + tail;
 }
 
 /** Field names that hold a secret when they are a top-level field of a logged object. */
-const SECRET_FIELDS = ['apiKey', 'adminToken', 'serviceKey', 'token', 'secret', 'secretAccessKey', 'sessionToken', 'privateKey', 'password'];
+const SECRET_FIELDS = [
+  'apiKey',
+  'adminToken',
+  'serviceKey',
+  'token',
+  'secret',
+  'secretAccessKey',
+  'sessionToken',
+  'privateKey',
+  'password',
+];
 
 /** Objects that carry request headers when logged: ours, the bare header map, the upstream call's. */
 const HEADER_PARENTS = ['req.headers', 'headers', 'upstream.headers', 'request.headers'];

@@ -36,7 +36,17 @@ export class RequestLog {
     // The level may change on reload (SIGHUP); skip building the object when it would be dropped.
     if (this.logger.levelVal > INFO) return;
     this.logger.info(
-      { reqId: f.reqId, workspace: f.workspace, route: f.route, method: f.method, status: f.status, cache: f.cache, code: f.code, upstreamMs: f.upstreamMs, ms: f.ms },
+      {
+        reqId: f.reqId,
+        workspace: f.workspace,
+        route: f.route,
+        method: f.method,
+        status: f.status,
+        cache: f.cache,
+        code: f.code,
+        upstreamMs: f.upstreamMs,
+        ms: f.ms,
+      },
       'request',
     );
   }

@@ -22,12 +22,21 @@ export function decodeCloudCdnKey(base64url: string): Buffer {
  * earlier Expires/KeyName/Signature. The signature is base64url with its padding kept, as Google's
  * own samples produce it: https://cloud.google.com/cdn/docs/using-signed-urls#programmatically_creating_signed_urls
  */
-export function signCloudCdnUrl(url: string, keyName: string, key: Buffer, expiresAtSec: number): string {
+export function signCloudCdnUrl(
+  url: string,
+  keyName: string,
+  key: Buffer,
+  expiresAtSec: number,
+): string {
   if (!Number.isSafeInteger(expiresAtSec) || expiresAtSec < 0) {
     throw new RangeError('expiresAtSec must be a non-negative integer');
   }
   const { base, params, fragment } = stripParams(url, (name) => SIGNATURE_PARAMS.has(name));
   const toSign = joinUrl(base, [...params, `Expires=${expiresAtSec}`, `KeyName=${keyName}`]);
-  const signature = createHmac('sha1', key).update(toSign, 'utf8').digest('base64').replaceAll('+', '-').replaceAll('/', '_');
+  const signature = createHmac('sha1', key)
+    .update(toSign, 'utf8')
+    .digest('base64')
+    .replaceAll('+', '-')
+    .replaceAll('/', '_');
   return `${toSign}&Signature=${signature}${fragment}`;
 }

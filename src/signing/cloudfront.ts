@@ -10,11 +10,19 @@ export interface CloudFrontKey {
   hashAlgorithm: 'SHA1' | 'SHA256';
 }
 
-const SIGNATURE_PARAMS = new Set(['Expires', 'Signature', 'Key-Pair-Id', 'Policy', 'Hash-Algorithm']);
+const SIGNATURE_PARAMS = new Set([
+  'Expires',
+  'Signature',
+  'Key-Pair-Id',
+  'Policy',
+  'Hash-Algorithm',
+]);
 
 /** CloudFront's URL-safe base64: `+`→`-`, `=`→`_`, `/`→`~`. */
 function cloudFrontBase64(bytes: Buffer): string {
-  return bytes.toString('base64').replace(/[+=/]/g, (c) => (c === '+' ? '-' : c === '=' ? '_' : '~'));
+  return bytes
+    .toString('base64')
+    .replace(/[+=/]/g, (c) => (c === '+' ? '-' : c === '=' ? '_' : '~'));
 }
 
 /** Checks that a key is one CloudFront accepts: RSA, or EC on P-256. */
@@ -40,12 +48,18 @@ export function signCloudFrontUrl(url: string, key: CloudFrontKey, expiresAtSec:
   const resource = joinUrl(base, params);
   // The canned policy must be byte-exact: CloudFront rebuilds it from Expires and the request URL.
   const policy = JSON.stringify({
-    Statement: [{ Resource: resource, Condition: { DateLessThan: { 'AWS:EpochTime': expiresAtSec } } }],
+    Statement: [
+      { Resource: resource, Condition: { DateLessThan: { 'AWS:EpochTime': expiresAtSec } } },
+    ],
   });
   // RSA keys get PKCS#1 v1.5 and EC keys DER-encoded ECDSA: node's defaults for each key type.
   const digest = key.hashAlgorithm === 'SHA256' ? 'sha256' : 'sha1';
   const signature = cloudFrontBase64(sign(digest, Buffer.from(policy, 'utf8'), key.privateKey));
-  const added = [`Expires=${expiresAtSec}`, `Key-Pair-Id=${encodeURIComponent(key.keyPairId)}`, `Signature=${signature}`];
+  const added = [
+    `Expires=${expiresAtSec}`,
+    `Key-Pair-Id=${encodeURIComponent(key.keyPairId)}`,
+    `Signature=${signature}`,
+  ];
   if (key.hashAlgorithm === 'SHA256') added.push('Hash-Algorithm=SHA256');
   return joinUrl(base, [...params, ...added]) + fragment;
 }

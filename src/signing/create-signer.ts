@@ -41,12 +41,18 @@ function hostMatcher(hosts: readonly string[]): (url: string) => boolean {
  * The signer for `config`, signing only URLs whose hostname is in `hosts`. Key files are read once,
  * here (SIGHUP builds a new signer). Throws a ConfigError naming the config path on a bad file.
  */
-export function createSigner(config: SignerConfig, hosts: readonly string[], readSecret?: ReadSecret): UrlSigner {
+export function createSigner(
+  config: SignerConfig,
+  hosts: readonly string[],
+  readSecret?: ReadSecret,
+): UrlSigner {
   const canSign = hostMatcher(hosts);
   switch (config.scheme) {
     case 'cloud-cdn': {
       const text = secret(readSecret, 'keyFile', config.keyFile);
-      const key = parsed('keyFile', config.keyFile, 'a base64url key', () => decodeCloudCdnKey(text));
+      const key = parsed('keyFile', config.keyFile, 'a base64url key', () =>
+        decodeCloudCdnKey(text),
+      );
       const keyName = config.keyName;
       return {
         scheme: 'cloud-cdn',
@@ -62,22 +68,38 @@ export function createSigner(config: SignerConfig, hosts: readonly string[], rea
         region: config.region,
         service: config.service,
       };
-      if (config.sessionTokenFile !== undefined) creds.sessionToken = secret(readSecret, 'sessionTokenFile', config.sessionTokenFile);
+      if (config.sessionTokenFile !== undefined)
+        creds.sessionToken = secret(readSecret, 'sessionTokenFile', config.sessionTokenFile);
       return {
         scheme: 's3-sigv4',
         canSign,
         // SigV4 states a lifetime from the signing instant, capped by AWS at 7 days.
-        sign: (url, expiresAt, now) => presignS3Url(url, creds, now, Math.min(MAX_EXPIRES_SEC, Math.ceil((expiresAt - now) / 1000))),
+        sign: (url, expiresAt, now) =>
+          presignS3Url(
+            url,
+            creds,
+            now,
+            Math.min(MAX_EXPIRES_SEC, Math.ceil((expiresAt - now) / 1000)),
+          ),
       };
     }
     case 'cloudfront': {
       const pem = secret(readSecret, 'privateKeyFile', config.privateKeyFile);
-      const privateKey = parsed('privateKeyFile', config.privateKeyFile, 'a PEM RSA or EC P-256 private key', () => {
-        const key = createPrivateKey(pem);
-        assertCloudFrontKey(key);
-        return key;
-      });
-      const key: CloudFrontKey = { keyPairId: config.keyPairId, privateKey, hashAlgorithm: config.hashAlgorithm };
+      const privateKey = parsed(
+        'privateKeyFile',
+        config.privateKeyFile,
+        'a PEM RSA or EC P-256 private key',
+        () => {
+          const key = createPrivateKey(pem);
+          assertCloudFrontKey(key);
+          return key;
+        },
+      );
+      const key: CloudFrontKey = {
+        keyPairId: config.keyPairId,
+        privateKey,
+        hashAlgorithm: config.hashAlgorithm,
+      };
       return {
         scheme: 'cloudfront',
         canSign,

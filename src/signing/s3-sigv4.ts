@@ -32,7 +32,10 @@ const ALGORITHM = 'AWS4-HMAC-SHA256';
 
 /** RFC 3986 percent-encoding, as SigV4 requires (encodeURIComponent leaves !'()* alone). */
 function uriEncode(text: string): string {
-  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return encodeURIComponent(text).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 }
 
 /** Decodes once so an already-encoded URL is not double-encoded; malformed escapes stay literal. */
@@ -54,14 +57,19 @@ function sha256Hex(data: string): string {
 
 /** YYYYMMDD'T'HHMMSS'Z' (ISO 8601 basic), the only date form SigV4 accepts. */
 function amzDate(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 /** Scheme and authority, and the raw path ("/" when empty), of an absolute URL's base. */
 function splitAuthority(base: string): { origin: string; path: string } {
   const start = base.indexOf('//');
   const slash = start === -1 ? -1 : base.indexOf('/', start + 2);
-  return slash === -1 ? { origin: base, path: '/' } : { origin: base.slice(0, slash), path: base.slice(slash) };
+  return slash === -1
+    ? { origin: base, path: '/' }
+    : { origin: base.slice(0, slash), path: base.slice(slash) };
 }
 
 /**
@@ -97,13 +105,17 @@ export function presignS3Parts(
     ['X-Amz-Expires', String(expiresInSec)],
     ['X-Amz-SignedHeaders', 'host'],
   );
-  if (creds.sessionToken !== undefined) pairs.push(['X-Amz-Security-Token', uriEncode(creds.sessionToken)]);
+  if (creds.sessionToken !== undefined)
+    pairs.push(['X-Amz-Security-Token', uriEncode(creds.sessionToken)]);
   // Sorted by encoded name, then value, in code-unit (byte) order for these ASCII strings.
   pairs.sort(([an, av], [bn, bv]) => (an < bn ? -1 : an > bn ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
   const query = pairs.map(([name, value]) => `${name}=${value}`).join('&');
 
   // S3 signs the path encoded once, segment by segment, without normalising it.
-  const canonicalUri = path.split('/').map((segment) => uriEncode(safeDecode(segment))).join('/');
+  const canonicalUri = path
+    .split('/')
+    .map((segment) => uriEncode(safeDecode(segment)))
+    .join('/');
   const canonicalRequest = [
     'GET',
     canonicalUri,
@@ -118,7 +130,12 @@ export function presignS3Parts(
   const kDate = hmac(`AWS4${creds.secretAccessKey}`, date.slice(0, 8));
   const kSigning = hmac(hmac(hmac(kDate, creds.region), creds.service), 'aws4_request');
   const signature = createHmac('sha256', kSigning).update(stringToSign, 'utf8').digest('hex');
-  return { url: `${base}?${query}&X-Amz-Signature=${signature}${fragment}`, canonicalRequest, stringToSign, signature };
+  return {
+    url: `${base}?${query}&X-Amz-Signature=${signature}${fragment}`,
+    canonicalRequest,
+    stringToSign,
+    signature,
+  };
 }
 
 /** Presigns a GET of `url`, signed at `signedAtMs` and valid for `expiresInSec` seconds (1…604800). */

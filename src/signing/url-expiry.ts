@@ -37,22 +37,38 @@ function dateplus(date: string | undefined, lifetime: string | undefined): numbe
   const life = seconds(lifetime);
   const match = date === undefined ? null : AMZ_DATE.exec(date);
   if (life === null || match === null) return null;
-  const [, y, mo, d, h, mi, s] = match.map(Number) as [number, number, number, number, number, number, number];
+  const [, y, mo, d, h, mi, s] = match.map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const start = Date.UTC(y, mo - 1, d, h, mi, s);
   // Date.UTC rolls 2013-02-30 over into March: reject dates that do not round-trip.
   const check = new Date(start);
-  if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) return null;
+  if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d || h > 23 || mi > 59 || s > 59)
+    return null;
   return start + life;
 }
 
 /** CloudFront custom policy (CloudFront base64 of JSON) → DateLessThan in epoch ms, or null. */
 function policyExpiry(policy: string): number | null {
-  const json = Buffer.from(policy.replace(/[-_~]/g, (c) => (c === '-' ? '+' : c === '_' ? '=' : '/')), 'base64').toString('utf8');
+  const json = Buffer.from(
+    policy.replace(/[-_~]/g, (c) => (c === '-' ? '+' : c === '_' ? '=' : '/')),
+    'base64',
+  ).toString('utf8');
   const parsed: unknown = JSON.parse(json);
   const statement: unknown = (parsed as { Statement?: unknown[] } | null)?.Statement?.[0];
-  const condition = (statement as { Condition?: { DateLessThan?: Record<string, unknown> } } | undefined)?.Condition;
+  const condition = (
+    statement as { Condition?: { DateLessThan?: Record<string, unknown> } } | undefined
+  )?.Condition;
   const epoch = condition?.DateLessThan?.['AWS:EpochTime'];
-  return typeof epoch === 'number' && Number.isSafeInteger(epoch) && epoch >= 0 ? epoch * 1000 : null;
+  return typeof epoch === 'number' && Number.isSafeInteger(epoch) && epoch >= 0
+    ? epoch * 1000
+    : null;
 }
 
 /** Akamai EdgeAuth token (`st=…~exp=…~acl=…~hmac=…`, maybe percent-encoded) → exp in epoch ms. */
@@ -79,20 +95,50 @@ function scan(query: string, found: Found): void {
     const name = query.slice(start, hasValue ? eq : end).toLowerCase();
     const value = hasValue ? query.slice(eq + 1, end) : '';
     switch (name) {
-      case 'expires': found.expires = value; break;
-      case 'signature': found.signature = true; break;
-      case 'key-pair-id': found.keyPairId = true; break;
-      case 'policy': found.policy = value; break;
-      case 'keyname': found.keyName = true; break;
-      case 'x-amz-algorithm': found.amzAlgorithm = value; break;
-      case 'x-amz-date': found.amzDate = value; break;
-      case 'x-amz-expires': found.amzExpires = value; break;
-      case 'x-goog-algorithm': found.googAlgorithm = true; break;
-      case 'x-goog-date': found.googDate = value; break;
-      case 'x-goog-expires': found.googExpires = value; break;
-      case '__token__': case 'hdnts': found.akamai = value; break;
-      case 'token': case 'bcdn_token': found.token = true; break;
-      case 'md5': found.md5 = true; break;
+      case 'expires':
+        found.expires = value;
+        break;
+      case 'signature':
+        found.signature = true;
+        break;
+      case 'key-pair-id':
+        found.keyPairId = true;
+        break;
+      case 'policy':
+        found.policy = value;
+        break;
+      case 'keyname':
+        found.keyName = true;
+        break;
+      case 'x-amz-algorithm':
+        found.amzAlgorithm = value;
+        break;
+      case 'x-amz-date':
+        found.amzDate = value;
+        break;
+      case 'x-amz-expires':
+        found.amzExpires = value;
+        break;
+      case 'x-goog-algorithm':
+        found.googAlgorithm = true;
+        break;
+      case 'x-goog-date':
+        found.googDate = value;
+        break;
+      case 'x-goog-expires':
+        found.googExpires = value;
+        break;
+      case '__token__':
+      case 'hdnts':
+        found.akamai = value;
+        break;
+      case 'token':
+      case 'bcdn_token':
+        found.token = true;
+        break;
+      case 'md5':
+        found.md5 = true;
+        break;
     }
     start = end + 1;
   }
@@ -107,13 +153,16 @@ function result(scheme: UrlExpiry['scheme'], expiresAt: number | null): UrlExpir
 }
 
 function classify(found: Found): UrlExpiry {
-  if (found.amzAlgorithm === 'AWS4-HMAC-SHA256') return result('s3-sigv4', dateplus(found.amzDate, found.amzExpires));
-  if (found.googAlgorithm === true) return result('gcs-v4', dateplus(found.googDate, found.googExpires));
+  if (found.amzAlgorithm === 'AWS4-HMAC-SHA256')
+    return result('s3-sigv4', dateplus(found.amzDate, found.amzExpires));
+  if (found.googAlgorithm === true)
+    return result('gcs-v4', dateplus(found.googDate, found.googExpires));
   if (found.keyPairId === true && found.signature === true) {
     if (found.policy !== undefined) return result('cloudfront-custom', policyExpiry(found.policy));
     return result('cloudfront-canned', seconds(found.expires));
   }
-  if (found.keyName === true && found.signature === true) return result('cloud-cdn', seconds(found.expires));
+  if (found.keyName === true && found.signature === true)
+    return result('cloud-cdn', seconds(found.expires));
   if (found.akamai !== undefined) return result('akamai', akamaiExpiry(found.akamai));
   if (found.token === true) return result('bunny', seconds(found.expires));
   if (found.md5 === true) return result('nginx', seconds(found.expires));
@@ -125,7 +174,11 @@ function classify(found: Found): UrlExpiry {
  * live in the path, `&`-joined like a query; null when the path holds neither.
  */
 function pathToken(path: string): UrlExpiry | null {
-  const marker = Math.max(path.indexOf('/bcdn_token='), path.indexOf('/hdnts='), path.indexOf('/__token__='));
+  const marker = Math.max(
+    path.indexOf('/bcdn_token='),
+    path.indexOf('/hdnts='),
+    path.indexOf('/__token__='),
+  );
   if (marker === -1) return null;
   // The token ends at the first `/` after its expires (Bunny) or after the marker (Akamai's exp
   // comes before its acl, which may itself contain `/`).

@@ -47,16 +47,31 @@ export function urlMargin(minRemaining: number): number {
  * unknown; a URL then left with less than minRemaining is set to null. With no signer this only
  * nulls, which is what is served when URLs can be neither re-signed nor refreshed.
  */
-export function applyUrlPolicy(recording: Recording, options: UrlPolicyOptions, now: number): UrlPolicyResult {
+export function applyUrlPolicy(
+  recording: Recording,
+  options: UrlPolicyOptions,
+  now: number,
+): UrlPolicyResult {
   const { signer, minRemaining, validity } = options;
-  const result: UrlPolicyResult = { urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity, hasUnknown: false, resigned: 0, resignErrors: 0 };
+  const result: UrlPolicyResult = {
+    urlDeadline: Infinity,
+    urlExpiry: Infinity,
+    resignAt: Infinity,
+    hasUnknown: false,
+    resigned: 0,
+    resignErrors: 0,
+  };
   let url = recording.transcoded_url;
   if (url === null) return result;
   const margin = urlMargin(minRemaining);
   let expiresAt = readUrlExpiry(url).expiresAt;
   // Signable means: on a signer host, and (if it needed signing now) the signer did not fail.
   let signable = signer !== null && signer.canSign(url);
-  if (signer !== null && signable && (expiresAt === null || expiresAt - now < minRemaining + margin)) {
+  if (
+    signer !== null &&
+    signable &&
+    (expiresAt === null || expiresAt - now < minRemaining + margin)
+  ) {
     try {
       url = signer.sign(url, now + validity, now);
       recording.transcoded_url = url;

@@ -24,8 +24,30 @@ const LINK_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 const ANCHOR_MS = Date.UTC(2026, 2, 31, 12, 0, 0);
 const SPAN_MS = 400 * 24 * 3600 * 1000;
 
-const TITLE_WORDS = ['Quarterly', 'Sprint', 'Onboarding', 'Bug', 'Design', 'Customer', 'Roadmap', 'Release', 'Demo', 'Incident'];
-const TITLE_NOUNS = ['review', 'walkthrough', 'sync', 'repro', 'handoff', 'kickoff', 'retro', 'notes', 'preview', 'update'];
+const TITLE_WORDS = [
+  'Quarterly',
+  'Sprint',
+  'Onboarding',
+  'Bug',
+  'Design',
+  'Customer',
+  'Roadmap',
+  'Release',
+  'Demo',
+  'Incident',
+];
+const TITLE_NOUNS = [
+  'review',
+  'walkthrough',
+  'sync',
+  'repro',
+  'handoff',
+  'kickoff',
+  'retro',
+  'notes',
+  'preview',
+  'update',
+];
 const SUMMARIES = [
   'Walks through the new checkout flow and the open questions about tax handling.',
   'Reproduces the login loop on Safari and shows the console errors.',
@@ -34,11 +56,53 @@ const SUMMARIES = [
   'Short update on hiring, budget and the next planning cycle.',
   'Shows how to configure single sign-on for a new customer — including “edge cases”.',
 ];
-const FIRST_NAMES = ['Ada', 'Grace', 'Linus', 'Margaret', 'Ken', 'Barbara', 'Dennis', 'Radia', 'Tim', 'Frances', 'José', 'Zoë'];
-const LAST_NAMES = ['Lovelace', 'Hopper', 'Torvalds', 'Hamilton', 'Thompson', 'Liskov', 'Ritchie', 'Perlman', 'Berners-Lee', 'Allen', 'Núñez', "O'Brien"];
-const TAG_NAMES = ['bug', 'design', 'sales', 'onboarding', 'internal', 'customer', 'urgent', 'archive'];
+const FIRST_NAMES = [
+  'Ada',
+  'Grace',
+  'Linus',
+  'Margaret',
+  'Ken',
+  'Barbara',
+  'Dennis',
+  'Radia',
+  'Tim',
+  'Frances',
+  'José',
+  'Zoë',
+];
+const LAST_NAMES = [
+  'Lovelace',
+  'Hopper',
+  'Torvalds',
+  'Hamilton',
+  'Thompson',
+  'Liskov',
+  'Ritchie',
+  'Perlman',
+  'Berners-Lee',
+  'Allen',
+  'Núñez',
+  "O'Brien",
+];
+const TAG_NAMES = [
+  'bug',
+  'design',
+  'sales',
+  'onboarding',
+  'internal',
+  'customer',
+  'urgent',
+  'archive',
+];
 const TAG_STYLES = ['red', 'blue', 'green', 'yellow', 'purple', 'gray'];
-const FOLDER_NAMES = ['Engineering', 'Sales calls', 'Support', 'Product demos', 'All hands', 'Personal'];
+const FOLDER_NAMES = [
+  'Engineering',
+  'Sales calls',
+  'Support',
+  'Product demos',
+  'All hands',
+  'Personal',
+];
 
 /** The id and public link code of one recording two workspaces have in common. */
 export interface SharedId {
@@ -47,11 +111,17 @@ export interface SharedId {
 }
 
 /** The ids shared by workspaces `a` and `b` under `seed` (order of `a` and `b` does not matter). */
-export function sharedRecordingIds(a: string, b: string, seed: number, perPair = SHARED_PER_PAIR): SharedId[] {
+export function sharedRecordingIds(
+  a: string,
+  b: string,
+  seed: number,
+  perPair = SHARED_PER_PAIR,
+): SharedId[] {
   const [first, second] = a < b ? [a, b] : [b, a];
   const prng = new Prng(hashSeed(`shared|${first}|${second}|${seed}`));
   const out: SharedId[] = [];
-  for (let i = 0; i < perPair; i++) out.push({ id: prng.uuid(), public_link_id: prng.chars(LINK_ALPHABET, prng.int(10, 16)) });
+  for (let i = 0; i < perPair; i++)
+    out.push({ id: prng.uuid(), public_link_id: prng.chars(LINK_ALPHABET, prng.int(10, 16)) });
   return out;
 }
 
@@ -62,18 +132,33 @@ export function generateWorkspaceData(
 ): Recording[] {
   const prng = new Prng(hashSeed(`${workspace}|${options.seed}`));
   const tags = tagPool(prng);
-  const folders = FOLDER_NAMES.map((name) => ({ name, id: `fld_${prng.chars(LINK_ALPHABET.slice(0, 62), 12)}` }));
-  const createdTimes = Array.from({ length: options.count }, () => ANCHOR_MS - Math.floor(prng.next() * SPAN_MS));
+  const folders = FOLDER_NAMES.map((name) => ({
+    name,
+    id: `fld_${prng.chars(LINK_ALPHABET.slice(0, 62), 12)}`,
+  }));
+  const createdTimes = Array.from(
+    { length: options.count },
+    () => ANCHOR_MS - Math.floor(prng.next() * SPAN_MS),
+  );
   createdTimes.sort((x, y) => y - x);
-  const recordings = createdTimes.map((created) => makeRecording(prng, workspace, created, tags, folders));
+  const recordings = createdTimes.map((created) =>
+    makeRecording(prng, workspace, created, tags, folders),
+  );
   placeShared(recordings, workspace, options);
   return recordings;
 }
 
 /** Overwrites id and link code of a few recordings with the pair-derived shared values. */
-function placeShared(recordings: Recording[], workspace: string, options: { seed: number; peers?: readonly string[] }): void {
+function placeShared(
+  recordings: Recording[],
+  workspace: string,
+  options: { seed: number; peers?: readonly string[] },
+): void {
   const peers = [...new Set(options.peers ?? [])].filter((p) => p !== workspace).sort();
-  const perPair = Math.min(SHARED_PER_PAIR, Math.floor(recordings.length / Math.max(1, peers.length + 1)));
+  const perPair = Math.min(
+    SHARED_PER_PAIR,
+    Math.floor(recordings.length / Math.max(1, peers.length + 1)),
+  );
   const taken = new Set<number>();
   for (const peer of peers) {
     const slots = new Prng(hashSeed(`slots|${workspace}|${peer}|${options.seed}`));
@@ -87,7 +172,8 @@ function placeShared(recordings: Recording[], workspace: string, options: { seed
       target.public_link_id = shared.public_link_id;
       target.public_url = shareUrl(workspace, shared.public_link_id);
       target.transcoded_url = target.is_uploaded ? unsignedMediaUrl(workspace, shared.id) : null;
-      target.thumbnail_url = target.thumbnail_url === null ? null : thumbnailUrl(workspace, shared.id);
+      target.thumbnail_url =
+        target.thumbnail_url === null ? null : thumbnailUrl(workspace, shared.id);
     }
   }
 }
@@ -104,7 +190,9 @@ function makeRecording(
   const isUploaded = prng.chance(0.92);
   const linkId = prng.chance(0.85) ? prng.chars(LINK_ALPHABET, prng.int(10, 16)) : null;
   const uploaded = isUploaded ? created + prng.int(2_000, 15 * 60_000) : null;
-  const updated = Math.max(created, uploaded ?? created) + (prng.chance(0.5) ? prng.int(0, 30 * 24 * 3600_000) : 0);
+  const updated =
+    Math.max(created, uploaded ?? created) +
+    (prng.chance(0.5) ? prng.int(0, 30 * 24 * 3600_000) : 0);
   const folder = prng.chance(0.7) ? prng.pick(folders) : null;
   return {
     id,
@@ -137,7 +225,11 @@ function duration(prng: Prng): number | null {
 }
 
 function tagPool(prng: Prng): Tag[] {
-  return TAG_NAMES.map((name) => ({ id: `tag_${prng.chars(LINK_ALPHABET.slice(0, 62), 10)}`, name, style: prng.pick(TAG_STYLES) }));
+  return TAG_NAMES.map((name) => ({
+    id: `tag_${prng.chars(LINK_ALPHABET.slice(0, 62), 10)}`,
+    name,
+    style: prng.pick(TAG_STYLES),
+  }));
 }
 
 function pickTags(prng: Prng, pool: readonly Tag[]): Tag[] {

@@ -7,24 +7,48 @@ type ActingFault = NonNullable<FaultPlan['fault']>;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Sends a JSON body with a Content-Length. */
-export function sendJson(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...extra });
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  extra: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    'content-type': JSON_TYPE,
+    'content-length': Buffer.byteLength(body),
+    ...extra,
+  });
   res.end(body);
 }
 
 /** Answers (or deliberately fails to answer) with `fault`; `sample` is one real recording's JSON. */
-export function respondWithFault(res: ServerResponse, fault: ActingFault, resource: 'list' | 'recording', sample: string): void {
+export function respondWithFault(
+  res: ServerResponse,
+  fault: ActingFault,
+  resource: 'list' | 'recording',
+  sample: string,
+): void {
   switch (fault.kind) {
     case 'status':
-      sendJson(res, fault.status, JSON.stringify({ error: `Simulated upstream failure (${fault.status})` }));
+      sendJson(
+        res,
+        fault.status,
+        JSON.stringify({ error: `Simulated upstream failure (${fault.status})` }),
+      );
       return;
     case 'rate-limit':
       // RFC 9110 §10.2.3: Retry-After in delay-seconds.
-      sendJson(res, 429, '{"error":"Rate limit exceeded"}', { 'retry-after': String(fault.retryAfterSec) });
+      sendJson(res, 429, '{"error":"Rate limit exceeded"}', {
+        'retry-after': String(fault.retryAfterSec),
+      });
       return;
     case 'malformed':
       // Truncated JSON with a correct Content-Length: the bytes arrive, they just do not parse.
-      sendJson(res, 200, resource === 'list' ? `{"recordings":[${sample.slice(0, 40)}` : sample.slice(0, 40));
+      sendJson(
+        res,
+        200,
+        resource === 'list' ? `{"recordings":[${sample.slice(0, 40)}` : sample.slice(0, 40),
+      );
       return;
     case 'wrong-shape':
       sendJson(
@@ -36,7 +60,12 @@ export function respondWithFault(res: ServerResponse, fault: ActingFault, resour
       );
       return;
     case 'drop':
-      drop(res, resource === 'list' ? `{"recordings":[${sample}],"pagination":{"total_records":1,"total_pages":1,"current_page_number":1,"page_size":30}}` : sample);
+      drop(
+        res,
+        resource === 'list'
+          ? `{"recordings":[${sample}],"pagination":{"total_records":1,"total_pages":1,"current_page_number":1,"page_size":30}}`
+          : sample,
+      );
       return;
     case 'hang':
       // Never answer; the server destroys the socket when it closes.
@@ -64,7 +93,12 @@ function drop(res: ServerResponse, body: string): void {
  * A valid-looking body of at least `bytes` bytes, sent chunked (no Content-Length), so a client's
  * size cap has to count bytes as they arrive. Stops early when the client goes away.
  */
-function streamOversize(res: ServerResponse, resource: 'list' | 'recording', sample: string, bytes: number): void {
+function streamOversize(
+  res: ServerResponse,
+  resource: 'list' | 'recording',
+  sample: string,
+  bytes: number,
+): void {
   const { prefix, unit, suffix } = resource === 'list' ? listFiller(sample) : summaryFiller(sample);
   const chunk = unit.repeat(Math.max(1, Math.floor(65536 / unit.length)));
   res.writeHead(200, { 'content-type': JSON_TYPE });
@@ -91,8 +125,13 @@ interface Filler {
 
 /** A list page that repeats one real recording. */
 function listFiller(sample: string): Filler {
-  const pagination = '{"total_records":1000000,"total_pages":33334,"current_page_number":1,"page_size":30}';
-  return { prefix: `{"recordings":[${sample}`, unit: `,${sample}`, suffix: `],"pagination":${pagination}}` };
+  const pagination =
+    '{"total_records":1000000,"total_pages":33334,"current_page_number":1,"page_size":30}';
+  return {
+    prefix: `{"recordings":[${sample}`,
+    unit: `,${sample}`,
+    suffix: `],"pagination":${pagination}}`,
+  };
 }
 
 /** One real recording whose summary is padded to the wanted size. */
@@ -100,5 +139,9 @@ function summaryFiller(sample: string): Filler {
   const marker = '\\u0001'; // how JSON.stringify writes U+0001
   const text = JSON.stringify({ ...(JSON.parse(sample) as object), summary: '\u0001' });
   const at = text.indexOf(`"${marker}"`);
-  return { prefix: text.slice(0, at + 1), unit: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. ', suffix: text.slice(at + marker.length + 1) };
+  return {
+    prefix: text.slice(0, at + 1),
+    unit: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. ',
+    suffix: text.slice(at + marker.length + 1),
+  };
 }

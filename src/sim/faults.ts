@@ -48,7 +48,8 @@ export class FaultStore implements FaultControl {
 
   set(fault: Fault, options: FaultOptions = {}): void {
     const times = options.times ?? Number.POSITIVE_INFINITY;
-    if (!(times > 0)) throw new RangeError(`fault times must be positive, got ${String(options.times)}`);
+    if (!(times > 0))
+      throw new RangeError(`fault times must be positive, got ${String(options.times)}`);
     this.active.push({ fault, workspace: options.workspace, path: options.path, remaining: times });
   }
 

@@ -12,12 +12,17 @@ import type { SimUrlScheme } from './url-signing.js';
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const port = Number(env['SIM_PORT'] ?? 8090);
   const scheme = (env['SIM_URL_SCHEME'] ?? 'cloud-cdn') as SimUrlScheme;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`SIM_PORT must be a port number, got ${env['SIM_PORT']}`);
-  if (!SIM_URL_SCHEMES.includes(scheme)) throw new TypeError(`SIM_URL_SCHEME must be one of ${SIM_URL_SCHEMES.join(', ')}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new TypeError(`SIM_PORT must be a port number, got ${env['SIM_PORT']}`);
+  if (!SIM_URL_SCHEMES.includes(scheme))
+    throw new TypeError(`SIM_URL_SCHEME must be one of ${SIM_URL_SCHEMES.join(', ')}`);
   // An hour, as a CDN signs: under the gateway's default signing.minRemaining (60s) entries stay
   // fresh for their TTL. The library default (90 s, for tests) would make every entry stale at once.
   const urlLifetimeMs = parseDuration(env['SIM_URL_LIFETIME'] ?? '1h');
-  if (urlLifetimeMs === undefined || urlLifetimeMs <= 0) throw new TypeError(`SIM_URL_LIFETIME must be a positive duration (90s, 1h), got ${env['SIM_URL_LIFETIME']}`);
+  if (urlLifetimeMs === undefined || urlLifetimeMs <= 0)
+    throw new TypeError(
+      `SIM_URL_LIFETIME must be a positive duration (90s, 1h), got ${env['SIM_URL_LIFETIME']}`,
+    );
   const sim = await startSimulator({
     port,
     host: env['SIM_HOST'] ?? '127.0.0.1',
@@ -25,9 +30,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     urlLifetimeMs,
     ...(env['SIM_SEED'] === undefined ? {} : { seed: Number(env['SIM_SEED']) }),
   });
-  const lines = [`upstream simulator listening: ${sim.baseUrlTemplate}`, `transcoded_url scheme: ${scheme}, signed for ${urlLifetimeMs / 1000} s`];
+  const lines = [
+    `upstream simulator listening: ${sim.baseUrlTemplate}`,
+    `transcoded_url scheme: ${scheme}, signed for ${urlLifetimeMs / 1000} s`,
+  ];
   // These are the simulator's own demo keys, meant to be copied into curl lines.
-  for (const [workspace, keys] of Object.entries(sim.keys)) lines.push(`  ${workspace}: ${keys.join(', ')}`);
+  for (const [workspace, keys] of Object.entries(sim.keys))
+    lines.push(`  ${workspace}: ${keys.join(', ')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   const stop = (): void => {
     void sim.close().then(() => process.exit(0));

@@ -59,7 +59,8 @@ export class Prng {
   /** A string of `length` characters drawn from `alphabet`. */
   chars(alphabet: string, length: number): string {
     let out = '';
-    for (let i = 0; i < length; i++) out += alphabet.charAt(Math.floor(this.next() * alphabet.length));
+    for (let i = 0; i < length; i++)
+      out += alphabet.charAt(Math.floor(this.next() * alphabet.length));
     return out;
   }
 }

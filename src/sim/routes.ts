@@ -24,7 +24,9 @@ export function routeRequest(path: string, host: string | undefined): SimRoute |
 }
 
 function build(workspace: string, rawId: string | undefined): SimRoute {
-  return rawId === undefined ? { workspace, resource: 'list' } : { workspace, resource: 'recording', id: decode(rawId) };
+  return rawId === undefined
+    ? { workspace, resource: 'list' }
+    : { workspace, resource: 'recording', id: decode(rawId) };
 }
 
 function decode(text: string): string {
@@ -39,7 +41,8 @@ function decode(text: string): string {
 export const SIM_MAX_PAGE_SIZE = 1000;
 
 /** Parsed paging, or the message of a 400. */
-export type PagingResult = { ok: true; pageNumber: number; pageSize: number } | { ok: false; error: string };
+export type PagingResult =
+  { ok: true; pageNumber: number; pageSize: number } | { ok: false; error: string };
 
 /** page_number / page_size: absent → 1 and 30; digits only; page_number ≥ 1; 1 ≤ page_size ≤ 1000. */
 export function parsePaging(query: string): PagingResult {
@@ -51,7 +54,13 @@ export function parsePaging(query: string): PagingResult {
   return { ok: true, pageNumber, pageSize };
 }
 
-function readInt(params: URLSearchParams, name: string, fallback: number, min: number, max: number): number | string {
+function readInt(
+  params: URLSearchParams,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number | string {
   const values = params.getAll(name);
   if (values.length === 0) return fallback;
   const text = values[0] ?? '';

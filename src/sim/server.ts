@@ -78,18 +78,26 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   } = options;
   let scheme = checkScheme(options.urlScheme ?? 'cloud-cdn');
   for (const ws of workspaces) {
-    if (asWorkspaceId(ws) === undefined) throw new TypeError(`workspace ${JSON.stringify(ws)} is not one lower-case DNS label`);
+    if (asWorkspaceId(ws) === undefined)
+      throw new TypeError(`workspace ${JSON.stringify(ws)} is not one lower-case DNS label`);
   }
   if (!Number.isInteger(recordingsPerWorkspace) || recordingsPerWorkspace < 0) {
-    throw new TypeError(`recordingsPerWorkspace must be a non-negative integer, got ${recordingsPerWorkspace}`);
+    throw new TypeError(
+      `recordingsPerWorkspace must be a non-negative integer, got ${recordingsPerWorkspace}`,
+    );
   }
-  if (!(urlLifetimeMs > 0)) throw new TypeError(`urlLifetimeMs must be positive, got ${urlLifetimeMs}`);
+  if (!(urlLifetimeMs > 0))
+    throw new TypeError(`urlLifetimeMs must be positive, got ${urlLifetimeMs}`);
 
   const catalogs = new Map<string, WorkspaceCatalog>();
   const keys: Record<string, string[]> = {};
   const validKeys = new Map<string, Set<string>>();
   for (const ws of workspaces) {
-    const records = generateWorkspaceData(ws, { count: recordingsPerWorkspace, seed, peers: workspaces });
+    const records = generateWorkspaceData(ws, {
+      count: recordingsPerWorkspace,
+      seed,
+      peers: workspaces,
+    });
     catalogs.set(ws, new WorkspaceCatalog(ws, records));
     keys[ws] = [`sim-${ws}-key-1`, `sim-${ws}-key-2`];
     validKeys.set(ws, new Set(keys[ws]));
@@ -104,22 +112,39 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const route = routeRequest(path, req.headers.host);
     const catalog = route === undefined ? undefined : catalogs.get(route.workspace);
     if (route === undefined || catalog === undefined) {
-      sendJson(res, 404, route === undefined ? '{"error":"Not found"}' : '{"error":"Workspace not found"}');
+      sendJson(
+        res,
+        404,
+        route === undefined ? '{"error":"Not found"}' : '{"error":"Workspace not found"}',
+      );
       return;
     }
     const apiKey = req.headers['x-api-key'];
-    const keyValid = typeof apiKey === 'string' && (validKeys.get(route.workspace)?.has(apiKey) ?? false);
-    counters.record({ workspace: route.workspace, resource: route.resource, ...(route.id === undefined ? {} : { id: route.id }), keyValid, at: clock.now() });
+    const keyValid =
+      typeof apiKey === 'string' && (validKeys.get(route.workspace)?.has(apiKey) ?? false);
+    counters.record({
+      workspace: route.workspace,
+      resource: route.resource,
+      ...(route.id === undefined ? {} : { id: route.id }),
+      keyValid,
+      at: clock.now(),
+    });
     const sign = (media: string): string => signer.sign(scheme, media, clock.now());
     const plan = faults.take(route.workspace, route.resource);
     const finish = (): void => {
       if (plan.fault !== undefined) {
-        respondWithFault(res, plan.fault, route.resource, catalog.recordings.length > 0 ? catalog.recordingJson(0, sign) : '{}');
+        respondWithFault(
+          res,
+          plan.fault,
+          route.resource,
+          catalog.recordings.length > 0 ? catalog.recordingJson(0, sign) : '{}',
+        );
       } else if (!keyValid) {
         sendJson(res, 401, '{"error":"Invalid API key"}');
       } else if (route.resource === 'list') {
         const paging = parsePaging(query);
-        if (paging.ok) sendJson(res, 200, catalog.listJson(paging.pageNumber, paging.pageSize, sign));
+        if (paging.ok)
+          sendJson(res, 200, catalog.listJson(paging.pageNumber, paging.pageSize, sign));
         else sendJson(res, 400, JSON.stringify({ error: paging.error }));
       } else {
         const index = catalog.find(route.id ?? '');
@@ -188,6 +213,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 }
 
 function checkScheme(scheme: SimUrlScheme): SimUrlScheme {
-  if (!SIM_URL_SCHEMES.includes(scheme)) throw new TypeError(`urlScheme must be one of ${SIM_URL_SCHEMES.join(', ')}, got ${String(scheme)}`);
+  if (!SIM_URL_SCHEMES.includes(scheme))
+    throw new TypeError(
+      `urlScheme must be one of ${SIM_URL_SCHEMES.join(', ')}, got ${String(scheme)}`,
+    );
   return scheme;
 }

@@ -14,7 +14,12 @@ import { presignS3Url } from '../signing/s3-sigv4.js';
 export type SimUrlScheme = 'cloud-cdn' | 's3-sigv4' | 'cloudfront' | 'unsigned';
 
 /** The URL schemes the simulator can produce, for option validation. */
-export const SIM_URL_SCHEMES: readonly SimUrlScheme[] = ['cloud-cdn', 's3-sigv4', 'cloudfront', 'unsigned'];
+export const SIM_URL_SCHEMES: readonly SimUrlScheme[] = [
+  'cloud-cdn',
+  's3-sigv4',
+  'cloudfront',
+  'unsigned',
+];
 
 /** The CDN host of each scheme; an unsigned URL lives on its own host so a stripped signature never passes. */
 export const MEDIA_HOSTS: Readonly<Record<SimUrlScheme, string>> = {
@@ -40,7 +45,9 @@ function randomChars(alphabet: string, length: number): string {
 /** Fresh keys for all three schemes: HMAC key, AWS-style credentials, an RSA-2048 key pair. */
 export async function generateSigningKeys(): Promise<SimSigningKeys> {
   // The async form finds the RSA primes on the thread pool instead of blocking the event loop.
-  const { privateKey, publicKey } = await promisify(generateKeyPair)('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey } = await promisify(generateKeyPair)('rsa', {
+    modulusLength: 2048,
+  });
   return {
     cloudCdn: { keyName: 'sim-cdn-key', key: randomBytes(16) },
     s3: {
@@ -64,7 +71,11 @@ export async function generateSigningKeys(): Promise<SimSigningKeys> {
  */
 export class TranscodedUrlSigner {
   private readonly memo = new Map<string, { second: number; url: string }>();
-  private readonly cloudfrontKey: { keyPairId: string; privateKey: KeyObject; hashAlgorithm: 'SHA1' };
+  private readonly cloudfrontKey: {
+    keyPairId: string;
+    privateKey: KeyObject;
+    hashAlgorithm: 'SHA1';
+  };
 
   constructor(
     private readonly keys: SimSigningKeys,
@@ -98,7 +109,12 @@ export class TranscodedUrlSigner {
   private signFresh(scheme: Exclude<SimUrlScheme, 'unsigned'>, base: string, now: number): string {
     switch (scheme) {
       case 'cloud-cdn':
-        return signCloudCdnUrl(base, this.keys.cloudCdn.keyName, this.keys.cloudCdn.key, this.expiresAtSec(now));
+        return signCloudCdnUrl(
+          base,
+          this.keys.cloudCdn.keyName,
+          this.keys.cloudCdn.key,
+          this.expiresAtSec(now),
+        );
       case 's3-sigv4':
         return presignS3Url(base, this.keys.s3, now, Math.floor(this.lifetimeMs / 1000));
       case 'cloudfront':

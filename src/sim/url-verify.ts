@@ -86,11 +86,17 @@ function sameBytes(a: Buffer, b: Buffer): boolean {
 function verifyCloudCdn(keys: SimSigningKeys, url: string, params: Query) {
   const expiresAt = epochSeconds(single(params, 'Expires'));
   const cut = url.lastIndexOf('&Signature=');
-  if (cut === -1 || single(params, 'KeyName') !== keys.cloudCdn.keyName) return { signed: false, expiresAt };
+  if (cut === -1 || single(params, 'KeyName') !== keys.cloudCdn.keyName)
+    return { signed: false, expiresAt };
   // The signature is the last parameter and covers everything before it.
   const signature = url.slice(cut + '&Signature='.length);
   const expected = createHmac('sha1', keys.cloudCdn.key).update(url.slice(0, cut)).digest();
-  return { signed: /^[A-Za-z0-9_-]+={0,2}$/.test(signature) && sameBytes(expected, Buffer.from(signature, 'base64url')), expiresAt };
+  return {
+    signed:
+      /^[A-Za-z0-9_-]+={0,2}$/.test(signature) &&
+      sameBytes(expected, Buffer.from(signature, 'base64url')),
+    expiresAt,
+  };
 }
 
 /** AWS SigV4 query presign (https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html). */
@@ -100,7 +106,15 @@ function verifyS3(keys: SimSigningKeys, parsed: URL, params: Query) {
   const expires = single(params, 'X-Amz-Expires') ?? '';
   const signedAt = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(date);
   if (signedAt === null || !/^\d{1,6}$/.test(expires)) return { signed: false, expiresAt: null };
-  const [, y, mo, d, h, mi, s] = signedAt.map(Number) as [number, number, number, number, number, number, number];
+  const [, y, mo, d, h, mi, s] = signedAt.map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const expiresAt = Date.UTC(y, mo - 1, d, h, mi, s) + Number(expires) * 1000;
   const day = date.slice(0, 8);
   const scope = `${day}/${region}/${service}/aws4_request`;
@@ -119,12 +133,28 @@ function verifyS3(keys: SimSigningKeys, parsed: URL, params: Query) {
     .sort(([a, av], [b, bv]) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
     .map(([name, value]) => `${name}=${value}`)
     .join('&');
-  const canonicalRequest = ['GET', parsed.pathname, canonicalQuery, `host:${parsed.host}`, '', 'host', 'UNSIGNED-PAYLOAD'].join('\n');
-  const stringToSign = ['AWS4-HMAC-SHA256', date, scope, createHash('sha256').update(canonicalRequest).digest('hex')].join('\n');
+  const canonicalRequest = [
+    'GET',
+    parsed.pathname,
+    canonicalQuery,
+    `host:${parsed.host}`,
+    '',
+    'host',
+    'UNSIGNED-PAYLOAD',
+  ].join('\n');
+  const stringToSign = [
+    'AWS4-HMAC-SHA256',
+    date,
+    scope,
+    createHash('sha256').update(canonicalRequest).digest('hex'),
+  ].join('\n');
   let key = hmac(`AWS4${secretAccessKey}`, day);
   for (const part of [region, service, 'aws4_request']) key = hmac(key, part);
   const expected = createHmac('sha256', key).update(stringToSign).digest();
-  return { signed: /^[0-9a-f]{64}$/.test(signature) && sameBytes(expected, Buffer.from(signature, 'hex')), expiresAt };
+  return {
+    signed: /^[0-9a-f]{64}$/.test(signature) && sameBytes(expected, Buffer.from(signature, 'hex')),
+    expiresAt,
+  };
 }
 
 function hmac(key: string | Buffer, data: string): Buffer {
@@ -133,10 +163,19 @@ function hmac(key: string | Buffer, data: string): Buffer {
 
 /** AWS UriEncode: everything but unreserved characters is percent-encoded, hex upper case. */
 function awsEncode(text: string): string {
-  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return encodeURIComponent(text).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 }
 
-const CLOUDFRONT_PARAMS = new Set(['Expires', 'Policy', 'Signature', 'Key-Pair-Id', 'Hash-Algorithm']);
+const CLOUDFRONT_PARAMS = new Set([
+  'Expires',
+  'Policy',
+  'Signature',
+  'Key-Pair-Id',
+  'Hash-Algorithm',
+]);
 
 /** CloudFront canned or custom policy, RSA with SHA1 or (with Hash-Algorithm=SHA256) SHA256. */
 function verifyCloudFront(keys: SimSigningKeys, url: string, params: Query) {
@@ -153,12 +192,19 @@ function verifyCloudFront(keys: SimSigningKeys, url: string, params: Query) {
     expiresAt = epochSeconds(single(params, 'Expires'));
     policy = `{"Statement":[{"Resource":"${resource}","Condition":{"DateLessThan":{"AWS:EpochTime":${(expiresAt ?? 0) / 1000}}}}]}`;
   }
-  if (signature === undefined || single(params, 'Key-Pair-Id') !== keys.cloudfront.keyPairId || expiresAt === null) {
+  if (
+    signature === undefined ||
+    single(params, 'Key-Pair-Id') !== keys.cloudfront.keyPairId ||
+    expiresAt === null
+  ) {
     return { signed: false, expiresAt };
   }
   if (algorithm !== 'SHA1' && algorithm !== 'SHA256') return { signed: false, expiresAt };
   const bytes = Buffer.from(fromCloudFrontBase64(signature), 'base64');
-  return { signed: verify(`RSA-${algorithm}`, Buffer.from(policy), keys.cloudfront.publicKey, bytes), expiresAt };
+  return {
+    signed: verify(`RSA-${algorithm}`, Buffer.from(policy), keys.cloudfront.publicKey, bytes),
+    expiresAt,
+  };
 }
 
 /** The URL without CloudFront's own parameters: the policy's Resource. */
@@ -179,12 +225,22 @@ function fromCloudFrontBase64(text: string): string {
 /** DateLessThan of a custom policy whose Resource matches (wildcards allowed). */
 function customPolicyExpiry(policy: string, resource: string): number | null {
   try {
-    const parsed = JSON.parse(policy) as { Statement?: Array<{ Resource?: string; Condition?: { DateLessThan?: { 'AWS:EpochTime'?: number } } }> };
+    const parsed = JSON.parse(policy) as {
+      Statement?: Array<{
+        Resource?: string;
+        Condition?: { DateLessThan?: { 'AWS:EpochTime'?: number } };
+      }>;
+    };
     const statement = parsed.Statement?.[0];
     const pattern = statement?.Resource;
     const epoch = statement?.Condition?.DateLessThan?.['AWS:EpochTime'];
     if (pattern === undefined || typeof epoch !== 'number') return null;
-    const regex = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    const regex = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     return regex.test(resource) ? epoch * 1000 : null;
   } catch {
     return null;

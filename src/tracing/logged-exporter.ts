@@ -40,7 +40,10 @@ export class LoggedExporter implements SpanExporter {
     const now = performance.now();
     if (now - this.lastWarn < WARN_EVERY_MS) return;
     this.lastWarn = now;
-    this.logger.warn({ spansLost: this.failedSince, err: error }, 'trace export failed; spans dropped (tracing.endpoint)');
+    this.logger.warn(
+      { spansLost: this.failedSince, err: error },
+      'trace export failed; spans dropped (tracing.endpoint)',
+    );
     this.failedSince = 0;
   }
 }

@@ -5,7 +5,19 @@
  * span id, as W3C Trace Context asks of a participant that does not record).
  */
 import { randomBytes } from 'node:crypto';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapSetter, trace, type Attributes, type Context, type Span, type SpanContext, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  defaultTextMapSetter,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type SpanContext,
+  type TextMapPropagator,
+  type Tracer,
+} from '@opentelemetry/api';
 
 /** A span's OpenTelemetry kind; CLIENT for calls leaving the gateway (their ids go upstream). */
 export { SpanKind };
@@ -26,7 +38,13 @@ export class RequestTrace {
   }
 
   /** A recorded trace: a SERVER span under the client's context (`parent`, possibly empty). */
-  static recorded(tracer: Tracer, propagator: TextMapPropagator, parent: Context, name: string, attributes: Attributes): RequestTrace {
+  static recorded(
+    tracer: Tracer,
+    propagator: TextMapPropagator,
+    parent: Context,
+    name: string,
+    attributes: Attributes,
+  ): RequestTrace {
     const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
     return new RequestTrace(span, trace.setSpan(parent, span), tracer, propagator);
   }
@@ -43,13 +61,30 @@ export class RequestTrace {
    * others are the request's non-recording span, so an unsampled request costs little more.
    * `startTime` (performance.now()) backdates a span recorded once its outcome is known.
    */
-  child(name: string, kind: SpanKind = SpanKind.INTERNAL, attributes?: Attributes, startTime?: number): Span {
+  child(
+    name: string,
+    kind: SpanKind = SpanKind.INTERNAL,
+    attributes?: Attributes,
+    startTime?: number,
+  ): Span {
     if (this.recording && this.tracer !== null) {
-      return this.tracer.startSpan(name, { kind, ...(attributes === undefined ? {} : { attributes }), ...(startTime === undefined ? {} : { startTime }) }, this.ctx);
+      return this.tracer.startSpan(
+        name,
+        {
+          kind,
+          ...(attributes === undefined ? {} : { attributes }),
+          ...(startTime === undefined ? {} : { startTime }),
+        },
+        this.ctx,
+      );
     }
     if (kind !== SpanKind.CLIENT) return this.span;
     const parent = this.span.spanContext();
-    return trace.wrapSpanContext({ ...parent, spanId: randomBytes(8).toString('hex'), isRemote: false });
+    return trace.wrapSpanContext({
+      ...parent,
+      spanId: randomBytes(8).toString('hex'),
+      isRemote: false,
+    });
   }
 
   /** The traceparent (and tracestate) headers for a request sent under `span`. */
@@ -72,8 +107,12 @@ export class RequestTrace {
 /** Ends a child span, marking it failed when `error` is given. */
 export function endSpan(span: Span, error?: unknown): void {
   if (error !== undefined) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
-    if (error instanceof Error) span.setAttribute('error.type', (error as { code?: string }).code ?? error.name);
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: error instanceof Error ? error.name : 'error',
+    });
+    if (error instanceof Error)
+      span.setAttribute('error.type', (error as { code?: string }).code ?? error.name);
   }
   span.end();
 }

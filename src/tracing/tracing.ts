@@ -5,11 +5,22 @@
  * keep their own metrics registries); contexts are passed by hand, without a context manager.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { ROOT_CONTEXT, defaultTextMapGetter, trace, type Attributes, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  defaultTextMapGetter,
+  trace,
+  type Attributes,
+  type Tracer,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { LoggedExporter } from './logged-exporter.js';
@@ -35,18 +46,30 @@ export class Tracing {
       this.tracer = null;
       return;
     }
-    const otlp = new OTLPTraceExporter({ url: `${config.endpoint.replace(/\/+$/, '')}/v1/traces`, timeoutMillis: EXPORT_TIMEOUT_MS });
+    const otlp = new OTLPTraceExporter({
+      url: `${config.endpoint.replace(/\/+$/, '')}/v1/traces`,
+      timeoutMillis: EXPORT_TIMEOUT_MS,
+    });
     this.provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ 'service.name': config.serviceName }),
       // Parent-based: a client's sampled flag decides; sampleRatio only decides for new traces.
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),
-      spanProcessors: [new BatchSpanProcessor(new LoggedExporter(otlp, logger), { scheduledDelayMillis: EXPORT_DELAY_MS })],
+      spanProcessors: [
+        new BatchSpanProcessor(new LoggedExporter(otlp, logger), {
+          scheduledDelayMillis: EXPORT_DELAY_MS,
+        }),
+      ],
     });
     this.tracer = this.provider.getTracer('recordings-gateway');
   }
 
   /** A recorded trace for a request (only when {@link tracer} is set), under the client's traceparent if valid. */
-  record(tracer: Tracer, headers: IncomingHttpHeaders, name: string, attributes: Attributes): RequestTrace {
+  record(
+    tracer: Tracer,
+    headers: IncomingHttpHeaders,
+    name: string,
+    attributes: Attributes,
+  ): RequestTrace {
     // A malformed traceparent extracts to nothing: the request starts a new trace, never a 4xx.
     const parent = this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
     return RequestTrace.recorded(tracer, this.propagator, parent, name, attributes);
@@ -55,7 +78,9 @@ export class Tracing {
   /** Without recording: the client's valid traceparent to carry to the upstream, or null. */
   carry(headers: IncomingHttpHeaders): RequestTrace | null {
     if (headers.traceparent === undefined) return null;
-    const remote = trace.getSpanContext(this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter));
+    const remote = trace.getSpanContext(
+      this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter),
+    );
     return remote === undefined ? null : RequestTrace.carried(this.propagator, remote);
   }
 

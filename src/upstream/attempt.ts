@@ -34,13 +34,20 @@ export interface AttemptRequest<T> {
 }
 
 // undici's own timeouts (connect, headers, body) and the kernel's; everything else is "unreachable".
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
 
 /** Classifies a transport error (refused, reset, DNS, dropped, timed out) as TIMEOUT or UNREACHABLE. */
 function transportError(error: unknown): UpstreamError {
   const code = (error as { code?: unknown } | null)?.code;
   const timedOut = typeof code === 'string' && TIMEOUT_CODES.has(code);
-  return new UpstreamError(timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNREACHABLE', undefined, { cause: error });
+  return new UpstreamError(timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNREACHABLE', undefined, {
+    cause: error,
+  });
 }
 
 /** Gives up on a body mid-way; undici then closes the connection, since an unfinished response cannot be reused. */
@@ -57,7 +64,9 @@ async function readCapped(body: Dispatcher.ResponseData['body'], limit: number):
     size += chunk.length;
     if (size > limit) {
       abandon(body);
-      throw invalidResponse(`body exceeds upstream.maxResponseBytes (${limit} bytes) while reading`);
+      throw invalidResponse(
+        `body exceeds upstream.maxResponseBytes (${limit} bytes) while reading`,
+      );
     }
     chunks.push(chunk);
   }
@@ -94,26 +103,45 @@ export async function attempt<T>(request: AttemptRequest<T>): Promise<AttemptRes
     await discard(body, request.signal);
     const code = status === 429 ? 'UPSTREAM_RATE_LIMITED' : 'UPSTREAM_UNREACHABLE';
     const retryAfterMs = parseRetryAfter(headers['retry-after'], request.now());
-    const error = new UpstreamError(code, undefined, { cause: new Error(`upstream answered ${status}`) });
-    return retryAfterMs === undefined ? { kind: 'retryable', error, status } : { kind: 'retryable', error, status, retryAfterMs };
+    const error = new UpstreamError(code, undefined, {
+      cause: new Error(`upstream answered ${status}`),
+    });
+    return retryAfterMs === undefined
+      ? { kind: 'retryable', error, status }
+      : { kind: 'retryable', error, status, retryAfterMs };
   }
   if (status !== 200) {
     await discard(body, request.signal);
     // A redirect comes from where this workspace's data points (its tenant's fault); a 400 or 406
     // means the gateway and the store disagree about the API: neither says the store is down.
     const fault = status >= 300 && status < 400 ? 'content' : 'none';
-    return { kind: 'failed', error: invalidResponse(`unexpected upstream status ${status}`), fault, status };
+    return {
+      kind: 'failed',
+      error: invalidResponse(`unexpected upstream status ${status}`),
+      fault,
+      status,
+    };
   }
   try {
     const declared = Number(headers['content-length']);
     if (declared > maxBytes) {
       abandon(body);
-      return { kind: 'failed', error: invalidResponse(`Content-Length ${declared} exceeds upstream.maxResponseBytes (${maxBytes} bytes)`), fault: 'content' };
+      return {
+        kind: 'failed',
+        error: invalidResponse(
+          `Content-Length ${declared} exceeds upstream.maxResponseBytes (${maxBytes} bytes)`,
+        ),
+        fault: 'content',
+      };
     }
     const encoding = headers['content-encoding'];
     if (encoding !== undefined && encoding !== 'identity') {
       abandon(body);
-      return { kind: 'failed', error: invalidResponse(`unrequested Content-Encoding ${String(encoding)}`), fault: 'content' };
+      return {
+        kind: 'failed',
+        error: invalidResponse(`unrequested Content-Encoding ${String(encoding)}`),
+        fault: 'content',
+      };
     }
     const bytes = await readCapped(body, maxBytes);
     let json: unknown;
@@ -121,7 +149,11 @@ export async function attempt<T>(request: AttemptRequest<T>): Promise<AttemptRes
       json = JSON.parse(bytes.toString('utf8'));
     } catch {
       // The parser's message quotes the body, which may hold signed URLs: name only the size.
-      return { kind: 'failed', error: invalidResponse(`body is not JSON (${bytes.length} bytes)`), fault: 'content' };
+      return {
+        kind: 'failed',
+        error: invalidResponse(`body is not JSON (${bytes.length} bytes)`),
+        fault: 'content',
+      };
     }
     return { kind: 'answer', answer: { status: 200, body: request.parse(json) } };
   } catch (error) {

@@ -66,7 +66,12 @@ export class BreakerRegistry {
   #change(to: CircuitState | undefined, from: CircuitState | undefined): void {
     if (from !== undefined) this.#counts[from]--;
     if (to !== undefined) this.#counts[to]++;
-    const worst = this.#counts.open > 0 ? CIRCUIT_STATES.open : this.#counts['half-open'] > 0 ? CIRCUIT_STATES['half-open'] : CIRCUIT_STATES.closed;
+    const worst =
+      this.#counts.open > 0
+        ? CIRCUIT_STATES.open
+        : this.#counts['half-open'] > 0
+          ? CIRCUIT_STATES['half-open']
+          : CIRCUIT_STATES.closed;
     if (worst !== this.#worst || this.#counts.open !== this.#open) {
       this.#worst = worst;
       this.#open = this.#counts.open;

@@ -85,7 +85,8 @@ export class CircuitBreaker {
     if (this.#state !== 'closed') return;
     const minSources = this.#options.minSources ?? 1;
     if (this.#sources.size < minSources) this.#sources.add(source);
-    if (++this.#failures >= this.#options.failureThreshold && this.#sources.size >= minSources) this.#open();
+    if (++this.#failures >= this.#options.failureThreshold && this.#sources.size >= minSources)
+      this.#open();
   }
 
   /** The fetch says nothing about this target's health: a trial slot is handed back, counts stay. */
@@ -110,5 +111,7 @@ export class CircuitBreaker {
 }
 
 function circuitOpen(waitMs: number): UpstreamError {
-  return new UpstreamError('CIRCUIT_OPEN', undefined, { retryAfter: Math.max(1, Math.ceil(waitMs / 1000)) });
+  return new UpstreamError('CIRCUIT_OPEN', undefined, {
+    retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
+  });
 }

@@ -16,7 +16,13 @@ import { parseListPage, parseRecording } from './recording-shape.js';
 import { backoffDelay } from './retry.js';
 import { TenantBreakers, type Admission, type Fault } from './tenant-breakers.js';
 import type { Resource, Upstream, UpstreamAnswer, UpstreamTrace } from './types.js';
-import { listTarget, loopbackAwareLookup, parseBaseUrl, recordingTarget, type UpstreamTarget } from './upstream-url.js';
+import {
+  listTarget,
+  loopbackAwareLookup,
+  parseBaseUrl,
+  recordingTarget,
+  type UpstreamTarget,
+} from './upstream-url.js';
 
 /** Collaborators of the client; `serviceKey` is required with `upstream.auth: service-key`. */
 export interface UpstreamDeps {
@@ -27,7 +33,15 @@ export interface UpstreamDeps {
 }
 
 /** Value of the `outcome` label of `upstream_requests_total`. */
-type Outcome = 'ok' | 'not_found' | 'unauthorized' | 'timeout' | 'unreachable' | 'invalid' | 'rate_limited' | 'circuit_open';
+type Outcome =
+  | 'ok'
+  | 'not_found'
+  | 'unauthorized'
+  | 'timeout'
+  | 'unreachable'
+  | 'invalid'
+  | 'rate_limited'
+  | 'circuit_open';
 
 const ANSWER_OUTCOME = { 200: 'ok', 404: 'not_found', 401: 'unauthorized' } as const;
 const ERROR_OUTCOME: Partial<Record<UpstreamError['code'], Outcome>> = {
@@ -38,13 +52,15 @@ const ERROR_OUTCOME: Partial<Record<UpstreamError['code'], Outcome>> = {
   CIRCUIT_OPEN: 'circuit_open',
 };
 
-type Final<T> = { answer: UpstreamAnswer<T> } | { error: UpstreamError; fault: Fault; status?: number };
+type Final<T> =
+  { answer: UpstreamAnswer<T> } | { error: UpstreamError; fault: Fault; status?: number };
 
 /** Builds the upstream client over one undici Agent (a keep-alive pool per origin). */
 export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): Upstream {
   const { metrics, logger } = deps;
   const clock = deps.clock ?? systemClock;
-  if (config.auth === 'service-key' && !deps.serviceKey) throw new TypeError('upstream.auth service-key needs deps.serviceKey');
+  if (config.auth === 'service-key' && !deps.serviceKey)
+    throw new TypeError('upstream.auth service-key needs deps.serviceKey');
   const template = parseBaseUrl(config.baseUrl);
   const agent = new Agent({
     connections: config.connectionsPerOrigin,
@@ -61,7 +77,14 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
   });
 
   /** Attempts until an answer, a final failure, the retry budget or the deadline runs out. */
-  async function run<T>(target: UpstreamTarget, apiKey: string, parse: (value: unknown) => T, signal: AbortSignal, deadlineAt: number, trace: UpstreamTrace | undefined): Promise<Final<T>> {
+  async function run<T>(
+    target: UpstreamTarget,
+    apiKey: string,
+    parse: (value: unknown) => T,
+    signal: AbortSignal,
+    deadlineAt: number,
+    trace: UpstreamTrace | undefined,
+  ): Promise<Final<T>> {
     const headers = {
       'x-api-key': config.auth === 'service-key' ? deps.serviceKey! : apiKey,
       accept: 'application/json',
@@ -70,15 +93,29 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
       ...trace?.headers,
     };
     for (let retry = 1; ; retry++) {
-      const result: AttemptResult<T> = await attempt({ dispatcher: agent, target, headers, signal, maxBytes: config.maxResponseBytes, parse, now: () => clock.now() });
+      const result: AttemptResult<T> = await attempt({
+        dispatcher: agent,
+        target,
+        headers,
+        signal,
+        maxBytes: config.maxResponseBytes,
+        parse,
+        now: () => clock.now(),
+      });
       if (result.kind === 'answer') return { answer: result.answer };
       // Whatever undici reports once the deadline has fired, the fetch as a whole timed out.
-      if (signal.aborted) return { error: deadlinePassed(config.timeouts.deadline), fault: 'origin' };
+      if (signal.aborted)
+        return { error: deadlinePassed(config.timeouts.deadline), fault: 'origin' };
       if (result.kind === 'failed') return result;
-      const wait = result.retryAfterMs ?? backoffDelay(retry, config.retryBackoff.base, config.retryBackoff.max);
+      const wait =
+        result.retryAfterMs ??
+        backoffDelay(retry, config.retryBackoff.base, config.retryBackoff.max);
       // Retry-After is a floor, so a wait that does not fit the deadline means giving up now (RFC 9110 §10.2.3).
       if (retry > config.retries || wait >= deadlineAt - performance.now()) return giveUp(result);
-      logger.debug({ origin: target.origin, path: target.path, retry, wait, err: result.error }, 'upstream attempt failed; retrying');
+      logger.debug(
+        { origin: target.origin, path: target.path, retry, wait, err: result.error },
+        'upstream attempt failed; retrying',
+      );
       trace?.retrying(retry, result.error.code, wait);
       try {
         await sleep(wait, undefined, { signal });
@@ -88,7 +125,14 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     }
   }
 
-  async function fetchJson<T>(resource: Resource, workspace: WorkspaceId, target: UpstreamTarget, apiKey: string, parse: (value: unknown) => T, trace: UpstreamTrace | undefined): Promise<UpstreamAnswer<T>> {
+  async function fetchJson<T>(
+    resource: Resource,
+    workspace: WorkspaceId,
+    target: UpstreamTarget,
+    apiKey: string,
+    parse: (value: unknown) => T,
+    trace: UpstreamTrace | undefined,
+  ): Promise<UpstreamAnswer<T>> {
     let admission: Admission;
     try {
       admission = breakers.admit(workspace, target.origin);
@@ -101,10 +145,20 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     const deadline = setTimeout(() => controller.abort(), config.timeouts.deadline);
     let final: Final<T>;
     try {
-      final = await run(target, apiKey, parse, controller.signal, started + config.timeouts.deadline, trace);
+      final = await run(
+        target,
+        apiKey,
+        parse,
+        controller.signal,
+        started + config.timeouts.deadline,
+        trace,
+      );
     } catch (error) {
       // Not an upstream behaviour (a bug): still settle the permit so a half-open trial is not stuck.
-      final = { error: new UpstreamError('UPSTREAM_UNREACHABLE', undefined, { cause: error }), fault: 'origin' };
+      final = {
+        error: new UpstreamError('UPSTREAM_UNREACHABLE', undefined, { cause: error }),
+        fault: 'origin',
+      };
     } finally {
       clearTimeout(deadline);
     }
@@ -112,7 +166,10 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     // With a service key, a 401 refuses the gateway's own key, not the caller's: a configuration
     // fault (502, stale copies still served), never a verdict on the caller.
     if ('answer' in final && final.answer.status === 401 && config.auth === 'service-key') {
-      logger.error({ resource, origin: target.origin }, 'the upstream refused the service key (upstream.serviceKeyFile / UPSTREAM_SERVICE_KEY)');
+      logger.error(
+        { resource, origin: target.origin },
+        'the upstream refused the service key (upstream.serviceKeyFile / UPSTREAM_SERVICE_KEY)',
+      );
       final = { error: new UpstreamError('UPSTREAM_INVALID'), fault: 'none', status: 401 };
     }
     if ('answer' in final) {
@@ -121,18 +178,44 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
       return final.answer;
     }
     breakers.settle(admission, final.fault);
-    metrics.upstreamRequests.inc({ resource, outcome: ERROR_OUTCOME[final.error.code] ?? 'unreachable' });
+    metrics.upstreamRequests.inc({
+      resource,
+      outcome: ERROR_OUTCOME[final.error.code] ?? 'unreachable',
+    });
     // The key is a header and never part of what is logged here.
-    logger.warn({ err: final.error, resource, origin: target.origin, path: target.path, status: final.status }, 'upstream fetch failed');
+    logger.warn(
+      {
+        err: final.error,
+        resource,
+        origin: target.origin,
+        path: target.path,
+        status: final.status,
+      },
+      'upstream fetch failed',
+    );
     throw final.error;
   }
 
   return {
     fetchList(workspace, page, apiKey, trace) {
-      return fetchJson('list', workspace, listTarget(template, workspace, page), apiKey, parseListPage, trace);
+      return fetchJson(
+        'list',
+        workspace,
+        listTarget(template, workspace, page),
+        apiKey,
+        parseListPage,
+        trace,
+      );
     },
     fetchRecording(workspace, id, apiKey, trace) {
-      return fetchJson('recording', workspace, recordingTarget(template, workspace, id), apiKey, parseRecording, trace);
+      return fetchJson(
+        'recording',
+        workspace,
+        recordingTarget(template, workspace, id),
+        apiKey,
+        parseRecording,
+        trace,
+      );
     },
     async close() {
       await agent.close();
@@ -142,7 +225,9 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
 
 /** The 504 of a fetch that ran out of `upstream.timeouts.deadline`, with the budget in its cause for the log. */
 function deadlinePassed(deadline: number): UpstreamError {
-  return new UpstreamError('UPSTREAM_TIMEOUT', undefined, { cause: new Error(`upstream.timeouts.deadline (${deadline}ms) passed`) });
+  return new UpstreamError('UPSTREAM_TIMEOUT', undefined, {
+    cause: new Error(`upstream.timeouts.deadline (${deadline}ms) passed`),
+  });
 }
 
 /** The failure a retryable result becomes when no further attempt is made. */
@@ -151,7 +236,14 @@ function giveUp(result: Extract<AttemptResult<unknown>, { kind: 'retryable' }>):
   if (error.code === 'UPSTREAM_RATE_LIMITED') {
     // The client is told to come back when the store asked us to (at least a second).
     const retryAfter = Math.max(1, Math.ceil((result.retryAfterMs ?? 1000) / 1000));
-    return { error: new UpstreamError('UPSTREAM_RATE_LIMITED', undefined, { retryAfter, cause: error.cause }), fault: 'none', ...(status === undefined ? {} : { status }) };
+    return {
+      error: new UpstreamError('UPSTREAM_RATE_LIMITED', undefined, {
+        retryAfter,
+        cause: error.cause,
+      }),
+      fault: 'none',
+      ...(status === undefined ? {} : { status }),
+    };
   }
   return { error, fault: 'origin', ...(status === undefined ? {} : { status }) };
 }

@@ -10,7 +10,8 @@ type Json = Record<string, unknown>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // ISO 8601 date-time as RFC 3339 §5.6 profiles it; the spec sends UTC with milliseconds, offsets are tolerated.
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60)(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60)(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 function isObject(value: unknown): value is Json {
@@ -19,7 +20,9 @@ function isObject(value: unknown): value is Json {
 
 function fail(path: string, expected: string, value: unknown): never {
   const got = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
-  throw invalidResponse(`${path}: expected ${expected}, got ${got === 'string' || got === 'number' ? JSON.stringify(value).slice(0, 80) : got}`);
+  throw invalidResponse(
+    `${path}: expected ${expected}, got ${got === 'string' || got === 'number' ? JSON.stringify(value).slice(0, 80) : got}`,
+  );
 }
 
 function isDateTime(value: string): boolean {
@@ -46,13 +49,15 @@ function boolean(object: Json, key: string, path: string): void {
 function count(object: Json, key: string, path: string, optional = false): void {
   const value = object[key];
   if (optional && value === undefined) return;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) fail(`${path}.${key}`, 'integer >= 0', value);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    fail(`${path}.${key}`, 'integer >= 0', value);
 }
 
 function dateTime(object: Json, key: string, path: string, nullable: boolean): void {
   const value = object[key];
   if (nullable && value === null) return;
-  if (typeof value !== 'string' || !isDateTime(value)) fail(`${path}.${key}`, `ISO 8601 date-time${nullable ? ' or null' : ''}`, value);
+  if (typeof value !== 'string' || !isDateTime(value))
+    fail(`${path}.${key}`, `ISO 8601 date-time${nullable ? ' or null' : ''}`, value);
 }
 
 function checkTags(value: unknown, path: string): void {
@@ -69,11 +74,15 @@ function checkTags(value: unknown, path: string): void {
 
 function checkRecording(value: unknown, path: string): Recording {
   if (!isObject(value)) fail(path, 'recording object', value);
-  if (typeof value['id'] !== 'string' || !UUID.test(value['id'])) fail(`${path}.id`, 'UUID string', value['id']);
+  if (typeof value['id'] !== 'string' || !UUID.test(value['id']))
+    fail(`${path}.id`, 'UUID string', value['id']);
   string(value, 'title', path, true);
   string(value, 'default_title', path, false);
   const duration = value['duration'];
-  if (duration !== null && (typeof duration !== 'number' || !Number.isFinite(duration) || duration < 0)) {
+  if (
+    duration !== null &&
+    (typeof duration !== 'number' || !Number.isFinite(duration) || duration < 0)
+  ) {
     fail(`${path}.duration`, 'number >= 0 or null', duration);
   }
   count(value, 'view_count', path);

@@ -52,9 +52,21 @@ export class TenantBreakers {
   readonly #workspaces: BreakerRegistry;
 
   constructor(options: TenantBreakersOptions) {
-    const settings = { failureThreshold: options.failureThreshold, resetTimeout: options.resetTimeout, clock: options.clock };
-    this.#origins = new BreakerRegistry({ ...settings, minSources: 2, report: (worst) => options.reportOrigins(worst) });
-    this.#workspaces = new BreakerRegistry({ ...settings, maxOrigins: MAX_WORKSPACE_BREAKERS, report: (_worst, open) => options.reportWorkspaces(open) });
+    const settings = {
+      failureThreshold: options.failureThreshold,
+      resetTimeout: options.resetTimeout,
+      clock: options.clock,
+    };
+    this.#origins = new BreakerRegistry({
+      ...settings,
+      minSources: 2,
+      report: (worst) => options.reportOrigins(worst),
+    });
+    this.#workspaces = new BreakerRegistry({
+      ...settings,
+      maxOrigins: MAX_WORKSPACE_BREAKERS,
+      report: (_worst, open) => options.reportWorkspaces(open),
+    });
   }
 
   /** Permits for one fetch of `workspace` from `origin`; throws CIRCUIT_OPEN when either is open. */

@@ -31,9 +31,19 @@ export interface UpstreamTrace {
 /** The upstream client. */
 export interface Upstream {
   /** GET {base}/recordings?page_number=N&page_size=M with the given key. */
-  fetchList(workspace: WorkspaceId, page: PageRequest, apiKey: string, trace?: UpstreamTrace): Promise<UpstreamAnswer<ListPage>>;
+  fetchList(
+    workspace: WorkspaceId,
+    page: PageRequest,
+    apiKey: string,
+    trace?: UpstreamTrace,
+  ): Promise<UpstreamAnswer<ListPage>>;
   /** GET {base}/recordings/{id} (UUID or public link code) with the given key. */
-  fetchRecording(workspace: WorkspaceId, id: string, apiKey: string, trace?: UpstreamTrace): Promise<UpstreamAnswer<Recording>>;
+  fetchRecording(
+    workspace: WorkspaceId,
+    id: string,
+    apiKey: string,
+    trace?: UpstreamTrace,
+  ): Promise<UpstreamAnswer<Recording>>;
   /** Closes the keep-alive pools. */
   close(): Promise<void>;
 }

@@ -36,13 +36,24 @@ export function parseBaseUrl(template: string): BaseUrlTemplate {
 }
 
 /** GET {base}/recordings with an explicit page, so the upstream's absent-parameter rule never applies. */
-export function listTarget(template: BaseUrlTemplate, workspace: WorkspaceId, page: PageRequest): UpstreamTarget {
+export function listTarget(
+  template: BaseUrlTemplate,
+  workspace: WorkspaceId,
+  page: PageRequest,
+): UpstreamTarget {
   const { origin, basePath } = template.base(workspace);
-  return { origin, path: `${basePath}/recordings?page_number=${page.pageNumber}&page_size=${page.pageSize}` };
+  return {
+    origin,
+    path: `${basePath}/recordings?page_number=${page.pageNumber}&page_size=${page.pageSize}`,
+  };
 }
 
 /** GET {base}/recordings/{id}; the id is percent-encoded as one path segment. */
-export function recordingTarget(template: BaseUrlTemplate, workspace: WorkspaceId, id: string): UpstreamTarget {
+export function recordingTarget(
+  template: BaseUrlTemplate,
+  workspace: WorkspaceId,
+  id: string,
+): UpstreamTarget {
   const { origin, basePath } = template.base(workspace);
   return { origin, path: `${basePath}/recordings/${encodeURIComponent(id)}` };
 }

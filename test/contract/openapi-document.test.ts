@@ -9,7 +9,12 @@ import { readOpenApiDocument } from '../../src/openapi/document.js';
 import { startGateway } from '../helpers/gateway.js';
 
 /** Codes answered by the admin listener only (src/http/admin-handler.ts). */
-const ADMIN_CODES = ['PURGE_DISABLED', 'ADMIN_UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'PURGE_UNAVAILABLE'];
+const ADMIN_CODES = [
+  'PURGE_DISABLED',
+  'ADMIN_UNAUTHORIZED',
+  'PAYLOAD_TOO_LARGE',
+  'PURGE_UNAVAILABLE',
+];
 
 void t.test('the document validates as OpenAPI 3.1', async (t) => {
   const document = readOpenApiDocument();
@@ -32,7 +37,8 @@ void t.test('v1 operations are deprecated, v2 ones are not', (t) => {
   const paths = (readOpenApiDocument() as any).paths;
   for (const [path, item] of Object.entries<any>(paths)) {
     if (!path.startsWith('/api/')) continue;
-    for (const method of ['get', 'head']) t.equal(item[method].deprecated === true, path.includes('/v1/'), `${method} ${path}`);
+    for (const method of ['get', 'head'])
+      t.equal(item[method].deprecated === true, path.includes('/v1/'), `${method} ${path}`);
   }
   t.end();
 });

@@ -7,7 +7,7 @@ import { workspaceFromHost } from '../../src/http/host.js';
 
 const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
 
-void t.test('the docker run example serves its curl line\'s host', (t) => {
+void t.test("the docker run example serves its curl line's host", (t) => {
   // The comment block's example: continuation lines joined.
   const comment = dockerfile
     .split('\n')
@@ -17,7 +17,9 @@ void t.test('the docker run example serves its curl line\'s host', (t) => {
     .replace(/\\\n\s*/g, ' ');
   const run = comment.split('\n').find((line) => line.trim().startsWith('docker run'));
   t.ok(run, 'a docker run example');
-  const env = Object.fromEntries([...run!.matchAll(/-e (\w+)=('([^']*)'|(\S+))/g)].map((m) => [m[1]!, m[3] ?? m[4]!]));
+  const env = Object.fromEntries(
+    [...run!.matchAll(/-e (\w+)=('([^']*)'|(\S+))/g)].map((m) => [m[1]!, m[3] ?? m[4]!]),
+  );
   t.ok('HOST_SUFFIX' in env, 'it sets HOST_SUFFIX');
   const config = loadConfig(env);
   const curl = comment.split('\n').find((line) => line.trim().startsWith('curl'));

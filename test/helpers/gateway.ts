@@ -41,9 +41,20 @@ export interface TestGateway {
   adminPort: number;
   logs: ReturnType<typeof captureLogs>;
   /** GET (or another method) a path on a workspace host with optional key and headers. */
-  get(path: string, options?: { workspace?: string; key?: string | null; headers?: Record<string, string>; method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS' | 'PATCH' }): Promise<Reply>;
+  get(
+    path: string,
+    options?: {
+      workspace?: string;
+      key?: string | null;
+      headers?: Record<string, string>;
+      method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS' | 'PATCH';
+    },
+  ): Promise<Reply>;
   /** A request to the admin listener. */
-  admin(path: string, options?: { method?: 'GET' | 'POST'; body?: string; headers?: Record<string, string> }): Promise<Reply>;
+  admin(
+    path: string,
+    options?: { method?: 'GET' | 'POST'; body?: string; headers?: Record<string, string> },
+  ): Promise<Reply>;
   /** A valid key of a workspace. */
   key(workspace?: string): string;
 }
@@ -52,7 +63,13 @@ export interface TestGateway {
  * Reads a response and validates it against the OpenAPI description (openapi-contract.ts): a
  * reply the document does not describe fails the test that received it.
  */
-async function reply(contract: OpenApiContract, res: Awaited<ReturnType<typeof request>>, listener: 'public' | 'admin', method: string, path: string): Promise<Reply> {
+async function reply(
+  contract: OpenApiContract,
+  res: Awaited<ReturnType<typeof request>>,
+  listener: 'public' | 'admin',
+  method: string,
+  path: string,
+): Promise<Reply> {
   const text = await res.body.text();
   contract.check({ listener, method, path, status: res.statusCode, headers: res.headers, text });
   return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
@@ -65,15 +82,24 @@ export async function startGateway(t: Tap, options: GatewayOptions = {}): Promis
   const sim = options.sim ?? (await startSimulator(options.simOptions));
   if (options.sim === undefined) t.teardown(() => sim.close());
   const logs = captureLogs();
-  const config = configWith(mergeConfig({
-    server: { port: 0, host: '127.0.0.1' },
-    admin: { port: 0, token: 'test-admin-token' },
-    upstream: { baseUrl: sim.baseUrlTemplate, timeouts: { connect: '1s', headers: '1s', body: '1s', deadline: '2s' }, retryBackoff: { base: '10ms', max: '50ms' } },
-    cache: { redis: { url: options.redisUrl ?? null } },
-    // The simulator's URLs live 90 s: leave them most of it, so entries stay fresh for their TTL.
-    signing: { minRemaining: '10s' },
-    log: { level: 'info' },
-  }, options.config ?? {}));
+  const config = configWith(
+    mergeConfig(
+      {
+        server: { port: 0, host: '127.0.0.1' },
+        admin: { port: 0, token: 'test-admin-token' },
+        upstream: {
+          baseUrl: sim.baseUrlTemplate,
+          timeouts: { connect: '1s', headers: '1s', body: '1s', deadline: '2s' },
+          retryBackoff: { base: '10ms', max: '50ms' },
+        },
+        cache: { redis: { url: options.redisUrl ?? null } },
+        // The simulator's URLs live 90 s: leave them most of it, so entries stay fresh for their TTL.
+        signing: { minRemaining: '10s' },
+        log: { level: 'info' },
+      },
+      options.config ?? {},
+    ),
+  );
   const logger = createLogger({ level: config.log.level, destination: logs.stream });
   const app = buildApp(config, {
     logger,
@@ -97,12 +123,20 @@ export async function startGateway(t: Tap, options: GatewayOptions = {}): Promis
       const apiKey = key === undefined ? sim.keys[workspace]?.[0] : key;
       const res = await request(`http://127.0.0.1:${port}${path}`, {
         method,
-        headers: { host: `${workspace}.localhost:${port}`, ...(apiKey === null || apiKey === undefined ? {} : { 'x-api-key': apiKey }), ...headers },
+        headers: {
+          host: `${workspace}.localhost:${port}`,
+          ...(apiKey === null || apiKey === undefined ? {} : { 'x-api-key': apiKey }),
+          ...headers,
+        },
       });
       return reply(contract, res, 'public', method, path);
     },
     async admin(path, { method = 'GET', body, headers = {} } = {}) {
-      const res = await request(`http://127.0.0.1:${adminPort}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+      const res = await request(`http://127.0.0.1:${adminPort}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+      });
       return reply(contract, res, 'admin', method, path);
     },
   };

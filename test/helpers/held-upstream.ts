@@ -49,12 +49,23 @@ function uuid(i: number): string {
 }
 
 /** Starts the upstream with `count` recordings, each with a public link code. */
-export async function startHeldUpstream(t: { teardown(fn: () => unknown): void }, count = 6): Promise<HeldUpstream> {
-  const recordings: HeldRecording[] = Array.from({ length: count }, (_, i) => ({ id: uuid(i), link: `link${i}`, version: 0 }));
+export async function startHeldUpstream(
+  t: { teardown(fn: () => unknown): void },
+  count = 6,
+): Promise<HeldUpstream> {
+  const recordings: HeldRecording[] = Array.from({ length: count }, (_, i) => ({
+    id: uuid(i),
+    link: `link${i}`,
+    version: 0,
+  }));
   let next = 0;
   const held: HeldFetch[] = [];
   const body = (recording: HeldRecording, fetch: number): Record<string, unknown> =>
-    recordingFixture({ id: recording.id, public_link_id: recording.link, title: `v${recording.version}-s${fetch}` }) as unknown as Record<string, unknown>;
+    recordingFixture({
+      id: recording.id,
+      public_link_id: recording.link,
+      title: `v${recording.version}-s${fetch}`,
+    }) as unknown as Record<string, unknown>;
   const answer = (res: ServerResponse, status: number, json: unknown): void => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(json));
@@ -65,7 +76,9 @@ export async function startHeldUpstream(t: { teardown(fn: () => unknown): void }
   const origin = await startOrigin(t, (req, res) => {
     const fetch = next++;
     const url = new URL(req.url ?? '/', 'http://upstream');
-    const match = /^\/ws\/[a-z0-9-]+\/api\/external\/v2\/recordings(?:\/([^/]+))?$/.exec(url.pathname);
+    const match = /^\/ws\/[a-z0-9-]+\/api\/external\/v2\/recordings(?:\/([^/]+))?$/.exec(
+      url.pathname,
+    );
     // The data is read when the fetch arrives (when it "began"), whatever happens while it is held.
     let respond: () => void;
     if (match === null) respond = () => answer(res, 404, { error: 'not found' });
@@ -74,7 +87,15 @@ export async function startHeldUpstream(t: { teardown(fn: () => unknown): void }
       const number = Number(url.searchParams.get('page_number') ?? 1);
       const items = recordings.slice((number - 1) * size, number * size).map((r) => body(r, fetch));
       const pages = Math.ceil(recordings.length / size);
-      const page = { recordings: items, pagination: { total_records: recordings.length, total_pages: pages, current_page_number: number, page_size: size } };
+      const page = {
+        recordings: items,
+        pagination: {
+          total_records: recordings.length,
+          total_pages: pages,
+          current_page_number: number,
+          page_size: size,
+        },
+      };
       respond = () => answer(res, 200, page);
     } else {
       const id = decodeURIComponent(match[1]);
@@ -90,7 +111,10 @@ export async function startHeldUpstream(t: { teardown(fn: () => unknown): void }
       release: () => {
         if (released) return;
         released = true;
-        held.splice(held.findIndex((h) => h.fetch === fetch), 1);
+        held.splice(
+          held.findIndex((h) => h.fetch === fetch),
+          1,
+        );
         respond();
       },
     });

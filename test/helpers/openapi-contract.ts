@@ -12,7 +12,8 @@ import { readOpenApiDocument } from '../../src/openapi/document.js';
 type Json = Record<string, any>;
 
 /** ajv-formats is CommonJS: its default export arrives as the module object under NodeNext. */
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as (ajv: Ajv2020) => void;
 
 /** One reply as the test helpers see it. */
 export interface ContractReply {
@@ -51,7 +52,9 @@ export class OpenApiContract {
     this.ajv.addSchema(document, 'openapi.json');
     this.templates = Object.keys(document['paths'] as Json).map((template) => ({
       template,
-      pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+      pattern: new RegExp(
+        `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`,
+      ),
     }));
     this.compileAll();
   }
@@ -64,9 +67,15 @@ export class OpenApiContract {
     for (const [template, item] of Object.entries(this.document['paths'] as Json)) {
       for (const method of HTTP_METHODS) {
         for (const status of Object.keys((item[method]?.responses ?? {}) as Json)) {
-          const [response, pointer] = this.follow(`#/paths/${pointerSegment(template)}/${method}/responses/${status}`);
-          for (const name of Object.keys((response['headers'] ?? {}) as Json)) this.validator(`${this.follow(`${pointer}/headers/${pointerSegment(name)}`)[1]}/schema`);
-          for (const type of Object.keys((response['content'] ?? {}) as Json)) this.validator(`${pointer}/content/${pointerSegment(type)}/schema`);
+          const [response, pointer] = this.follow(
+            `#/paths/${pointerSegment(template)}/${method}/responses/${status}`,
+          );
+          for (const name of Object.keys((response['headers'] ?? {}) as Json))
+            this.validator(
+              `${this.follow(`${pointer}/headers/${pointerSegment(name)}`)[1]}/schema`,
+            );
+          for (const type of Object.keys((response['content'] ?? {}) as Json))
+            this.validator(`${pointer}/content/${pointerSegment(type)}/schema`);
         }
       }
     }
@@ -77,12 +86,17 @@ export class OpenApiContract {
     const path = reply.path.split('?')[0] ?? '';
     const method = reply.method.toLowerCase();
     // Public operations live under /api/, admin ones elsewhere; each listener answers only its own.
-    const template = this.templates.find((candidate) => candidate.template.startsWith('/api/') === (reply.listener === 'public') && candidate.pattern.test(path))?.template;
+    const template = this.templates.find(
+      (candidate) =>
+        candidate.template.startsWith('/api/') === (reply.listener === 'public') &&
+        candidate.pattern.test(path),
+    )?.template;
     const where = `${reply.method} ${path} → ${reply.status}`;
     let responsePointer: string;
     if (template === undefined && reply.listener === 'admin') {
       // The admin listener answers any other path 404 with its plain error body.
-      if (reply.status !== 404) return [`${where}: a path not in the document answered ${reply.status}`];
+      if (reply.status !== 404)
+        return [`${where}: a path not in the document answered ${reply.status}`];
       responsePointer = '#/components/responses/AdminError';
     } else {
       // A public path the API does not have, or a method it does not serve: answered like the
@@ -91,28 +105,42 @@ export class OpenApiContract {
       const documented = HTTP_METHODS.filter((name) => item[name] !== undefined);
       const known = template !== undefined && item[method] !== undefined;
       if (!known && ![400, 404, 405].includes(reply.status)) {
-        return [`${where}: ${template === undefined ? 'a path not in the document' : `a method not documented for ${template}`} answered ${reply.status}`];
+        return [
+          `${where}: ${template === undefined ? 'a path not in the document' : `a method not documented for ${template}`} answered ${reply.status}`,
+        ];
       }
       const pointer = `#/paths/${pointerSegment(template ?? LIST)}/${known ? method : documented[0]!}`;
       const operation = this.resolve(pointer);
       const key = String(reply.status);
       responsePointer = `${pointer}/responses/${key}`;
       if (operation['responses'][key] === undefined) {
-        if (operation['responses']['default'] === undefined) return [`${where}: status not documented`];
+        if (operation['responses']['default'] === undefined)
+          return [`${where}: status not documented`];
         responsePointer = `${pointer}/responses/default`;
       }
     }
     const [response, resolvedPointer] = this.follow(responsePointer);
-    return [...this.headerProblems(where, response, resolvedPointer, reply), ...this.bodyProblems(where, response, resolvedPointer, reply)];
+    return [
+      ...this.headerProblems(where, response, resolvedPointer, reply),
+      ...this.bodyProblems(where, response, resolvedPointer, reply),
+    ];
   }
 
   /** Throws with every problem of a reply; the helpers call it on each one. */
   check(reply: ContractReply): void {
     const problems = this.problems(reply);
-    if (problems.length > 0) throw new Error(`response does not match openapi/recordings-gateway.yaml:\n  ${problems.join('\n  ')}`);
+    if (problems.length > 0)
+      throw new Error(
+        `response does not match openapi/recordings-gateway.yaml:\n  ${problems.join('\n  ')}`,
+      );
   }
 
-  private headerProblems(where: string, response: Json, pointer: string, reply: ContractReply): string[] {
+  private headerProblems(
+    where: string,
+    response: Json,
+    pointer: string,
+    reply: ContractReply,
+  ): string[] {
     const problems: string[] = [];
     for (const name of Object.keys((response['headers'] ?? {}) as Json)) {
       const [header, headerPointer] = this.follow(`${pointer}/headers/${pointerSegment(name)}`);
@@ -123,21 +151,38 @@ export class OpenApiContract {
       }
       const validate = this.validator(`${headerPointer}/schema`);
       for (const one of Array.isArray(value) ? value : [value]) {
-        if (!validate(one)) problems.push(`${where}: header ${name}: ${JSON.stringify(one)} ${this.ajv.errorsText(validate.errors)}`);
+        if (!validate(one))
+          problems.push(
+            `${where}: header ${name}: ${JSON.stringify(one)} ${this.ajv.errorsText(validate.errors)}`,
+          );
       }
     }
     return problems;
   }
 
-  private bodyProblems(where: string, response: Json, pointer: string, reply: ContractReply): string[] {
+  private bodyProblems(
+    where: string,
+    response: Json,
+    pointer: string,
+    reply: ContractReply,
+  ): string[] {
     const content = response['content'] as Json | undefined;
-    if (reply.method === 'HEAD' || reply.status === 304) return reply.text === '' ? [] : [`${where}: a body where none belongs`];
-    if (content === undefined) return reply.text === '' ? [] : [`${where}: a body the document does not describe`];
+    if (reply.method === 'HEAD' || reply.status === 304)
+      return reply.text === '' ? [] : [`${where}: a body where none belongs`];
+    if (content === undefined)
+      return reply.text === '' ? [] : [`${where}: a body the document does not describe`];
     // An encoded body's bytes are not JSON: its headers were checked; the identity answers check the shape.
     if (reply.headers['content-encoding'] !== undefined) return [];
-    const type = String(reply.headers['content-type'] ?? '').split(';')[0]!.trim();
-    const mediaType = Object.keys(content).find((name) => name === type || (name === 'text/plain' && type.startsWith('text/plain')));
-    if (mediaType === undefined) return [`${where}: Content-Type ${type || '(none)'} not documented (${Object.keys(content).join(', ')})`];
+    const type = String(reply.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
+    const mediaType = Object.keys(content).find(
+      (name) => name === type || (name === 'text/plain' && type.startsWith('text/plain')),
+    );
+    if (mediaType === undefined)
+      return [
+        `${where}: Content-Type ${type || '(none)'} not documented (${Object.keys(content).join(', ')})`,
+      ];
     let body: unknown = reply.text;
     if (mediaType === 'application/json') {
       try {
@@ -147,7 +192,9 @@ export class OpenApiContract {
       }
     }
     const validate = this.validator(`${pointer}/content/${pointerSegment(mediaType)}/schema`);
-    return validate(body) ? [] : [`${where}: body ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}`];
+    return validate(body)
+      ? []
+      : [`${where}: body ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}`];
   }
 
   /** A compiled validator for the schema at a pointer into the document. */

@@ -41,7 +41,12 @@ export async function startOrigin(t: Teardown, handler: OriginHandler): Promise<
   const seen: SeenRequest[] = [];
   let connections = 0;
   const server = createServer((req, res) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, socket: req.socket });
+    seen.push({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      socket: req.socket,
+    });
     handler(req, res, seen.length - 1);
   });
   server.on('connection', (socket: Socket) => {

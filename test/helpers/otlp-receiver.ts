@@ -40,7 +40,8 @@ interface KeyValue {
 function attributes(list: KeyValue[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const { key, value } of list ?? []) {
-    const v = value['stringValue'] ?? value['intValue'] ?? value['doubleValue'] ?? value['boolValue'];
+    const v =
+      value['stringValue'] ?? value['intValue'] ?? value['doubleValue'] ?? value['boolValue'];
     out[key] = typeof v === 'string' && 'intValue' in value ? Number(v) : v;
   }
   return out;
@@ -55,12 +56,19 @@ export async function startOtlpReceiver(t: Tap): Promise<OtlpReceiver> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       contentTypes.push(String(req.headers['content-type']));
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        !String(req.headers['content-type']).startsWith('application/json')
+      ) {
         res.writeHead(415).end();
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        resourceSpans?: Array<{ resource?: { attributes?: KeyValue[] }; scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }>;
+        resourceSpans?: Array<{
+          resource?: { attributes?: KeyValue[] };
+          scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }>;
+        }>;
       };
       for (const resourceSpan of body.resourceSpans ?? []) {
         const service = attributes(resourceSpan.resource?.attributes)['service.name'];
@@ -73,7 +81,10 @@ export async function startOtlpReceiver(t: Tap): Promise<OtlpReceiver> {
               name: String(span['name']),
               kind: Number(span['kind']),
               attributes: attributes(span['attributes'] as KeyValue[]),
-              events: ((span['events'] as Array<{ name: string; attributes?: KeyValue[] }> | undefined) ?? []).map((e) => ({ name: e.name, attributes: attributes(e.attributes) })),
+              events: (
+                (span['events'] as Array<{ name: string; attributes?: KeyValue[] }> | undefined) ??
+                []
+              ).map((e) => ({ name: e.name, attributes: attributes(e.attributes) })),
               service,
             });
           }
@@ -84,5 +95,9 @@ export async function startOtlpReceiver(t: Tap): Promise<OtlpReceiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, contentTypes };
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    contentTypes,
+  };
 }

@@ -25,7 +25,8 @@ export function exposedNames(text: string): Set<string> {
   const names = new Set<string>();
   for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
     names.add(name!);
-    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(name! + suffix);
+    if (type === 'histogram')
+      for (const suffix of ['_bucket', '_sum', '_count']) names.add(name! + suffix);
     if (type === 'summary') for (const suffix of ['_sum', '_count']) names.add(name! + suffix);
   }
   return names;
@@ -41,19 +42,29 @@ export interface Sample {
 /** Every sample line of a text exposition (label values unescaped only as far as these tests need). */
 export function samples(text: string): Sample[] {
   const out: Sample[] = [];
-  for (const [, name, labelText, value] of text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/gm)) {
+  for (const [, name, labelText, value] of text.matchAll(
+    /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/gm,
+  )) {
     const labels: Record<string, string> = {};
-    for (const [, key, raw] of (labelText ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = raw!;
+    for (const [, key, raw] of (labelText ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
+      labels[key!] = raw!;
     out.push({ name: name!, labels, value: Number(value) });
   }
   return out;
 }
 
 /** The value of the sample with exactly these labels, or 0 when the series is absent (a counter not yet touched). */
-export function sampleValue(text: string, name: string, labels: Record<string, string> = {}): number {
+export function sampleValue(
+  text: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number {
   const wanted = Object.entries(labels);
   const found = samples(text).find(
-    (s) => s.name === name && Object.keys(s.labels).length === wanted.length && wanted.every(([k, v]) => s.labels[k] === v),
+    (s) =>
+      s.name === name &&
+      Object.keys(s.labels).length === wanted.length &&
+      wanted.every(([k, v]) => s.labels[k] === v),
   );
   return found?.value ?? 0;
 }

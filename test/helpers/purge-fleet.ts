@@ -19,18 +19,32 @@ export async function startPurgeFleet(
   const gateways: TestGateway[] = [];
   // A generous command timeout: the 2-core test box is shared, and a purge slower than the
   // timeout answers 503 (correctly, but it is not what these tests are about).
-  const base = { upstream: { baseUrl: upstream.baseUrl }, cache: { redis: { keyPrefix: redis.keyPrefix, commandTimeout: '500ms' } } };
+  const base = {
+    upstream: { baseUrl: upstream.baseUrl },
+    cache: { redis: { keyPrefix: redis.keyPrefix, commandTimeout: '500ms' } },
+  };
   // The gateway helper wants a simulator; one idle one serves every app (the upstream is `upstream`).
   const sim = await startSimulator({ workspaces: ['acme'], recordingsPerWorkspace: 1 });
   t.teardown(() => sim.close());
-  for (let i = 0; i < count; i++) gateways.push(await startGateway(t, { sim, redisUrl: redis.url, config: mergeConfig(base, config) }));
+  for (let i = 0; i < count; i++)
+    gateways.push(
+      await startGateway(t, { sim, redisUrl: redis.url, config: mergeConfig(base, config) }),
+    );
   const since = performance.now();
-  await waitFor(() => gateways.every((gw) => gw.app.l2?.up === true && gw.app.generations.syncedAt >= since), 10_000, 'every app connected and caught up');
+  await waitFor(
+    () => gateways.every((gw) => gw.app.l2?.up === true && gw.app.generations.syncedAt >= since),
+    10_000,
+    'every app connected and caught up',
+  );
   return gateways;
 }
 
 /** The fetch number of the value an app serves for a path (-1 when not a 200 from this upstream). */
-export async function servedFetch(gw: TestGateway, path: string, workspace = 'acme'): Promise<number> {
+export async function servedFetch(
+  gw: TestGateway,
+  path: string,
+  workspace = 'acme',
+): Promise<number> {
   const reply = await gw.get(path, { workspace, key: 'purge-test-key' });
   if (reply.status !== 200) return -1;
   const body = reply.json() as { title?: string; recordings?: Array<{ title: string }> };

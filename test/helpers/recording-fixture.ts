@@ -14,7 +14,8 @@ export function recordingFixture(overrides: Record<string, unknown> = {}): Recor
     summary: null,
     public_link_id: 'aB3_x-9',
     public_url: 'https://watch.example.com/aB3_x-9',
-    transcoded_url: 'https://cdn.example.com/v/0b9c.mp4?Expires=1893456000&Signature=abc&Key-Pair-Id=K1',
+    transcoded_url:
+      'https://cdn.example.com/v/0b9c.mp4?Expires=1893456000&Signature=abc&Key-Pair-Id=K1',
     thumbnail_url: null,
     user_name: 'Ada',
     tags: [{ id: 't1', name: 'demo', style: 'blue' }],
@@ -32,5 +33,8 @@ export function listPageFixture(count = 2): ListPage {
   const recordings = Array.from({ length: count }, (_, i) =>
     recordingFixture({ id: `0b9c5e52-6f0e-4f7a-9a3c-1d2e3f4051${String(i).padStart(2, '0')}` }),
   );
-  return { recordings, pagination: { total_records: count, total_pages: 1, current_page_number: 1, page_size: 30 } };
+  return {
+    recordings,
+    pagination: { total_records: count, total_pages: 1, current_page_number: 1, page_size: 30 },
+  };
 }

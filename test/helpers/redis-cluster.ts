@@ -7,7 +7,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, redisCommand, spawnRedisServer, stopProcess, waitFor, type TestLike } from './redis.js';
+import {
+  freePort,
+  redisCommand,
+  spawnRedisServer,
+  stopProcess,
+  waitFor,
+  type TestLike,
+} from './redis.js';
 
 const run = promisify(execFile);
 
@@ -29,7 +36,10 @@ export interface TestClusterOptions {
 }
 
 /** Starts a 3-master cluster (no replicas); torn down after the test. */
-export async function startRedisCluster(t: TestLike, options: TestClusterOptions = {}): Promise<TestCluster> {
+export async function startRedisCluster(
+  t: TestLike,
+  options: TestClusterOptions = {},
+): Promise<TestCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'recgw-cluster-'));
   const children: ChildProcess[] = [];
   let stopped = false;
@@ -48,14 +58,36 @@ export async function startRedisCluster(t: TestLike, options: TestClusterOptions
     // The cluster bus port is chosen too: its default, port + 10000, was never checked, and may
     // be held by another test's server or by an outgoing connection.
     const busPort = await distinctFreePort(taken);
-    const coverage = options.requireFullCoverage === false ? ['--cluster-require-full-coverage', 'no'] : [];
-    const args = [...coverage, '--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000'];
+    const coverage =
+      options.requireFullCoverage === false ? ['--cluster-require-full-coverage', 'no'] : [];
+    const args = [
+      ...coverage,
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(busPort),
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+      '--cluster-node-timeout',
+      '2000',
+    ];
     children.push(await spawnRedisServer(port, args, dir));
     nodes.push({ host: '127.0.0.1', port });
   }
-  await run('redis-cli', ['--cluster', 'create', ...nodes.map(({ host, port }) => `${host}:${port}`), '--cluster-replicas', '0', '--cluster-yes'], {
-    timeout: 15_000,
-  });
+  await run(
+    'redis-cli',
+    [
+      '--cluster',
+      'create',
+      ...nodes.map(({ host, port }) => `${host}:${port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ],
+    {
+      timeout: 15_000,
+    },
+  );
   await waitFor(
     async () => {
       const states = await Promise.all(nodes.map(({ port }) => redisCommand(port, 'CLUSTER INFO')));

@@ -25,15 +25,25 @@ export interface TierUnderTest {
 }
 
 /** Where the tier connects: a url, or cluster seed nodes. */
-export type TierTarget = { url: string; keyPrefix: string } | { nodes: Array<{ host: string; port: number }>; keyPrefix: string };
+export type TierTarget =
+  | { url: string; keyPrefix: string }
+  | { nodes: Array<{ host: string; port: number }>; keyPrefix: string };
 
 /** Creates a tier (commandTimeout 100ms unless overridden), closes it in teardown, and waits until it is up. */
-export async function tierFor(t: TestLike, target: TierTarget, options: { clock?: Clock; redis?: Record<string, unknown>; waitUp?: boolean } = {}): Promise<TierUnderTest> {
+export async function tierFor(
+  t: TestLike,
+  target: TierTarget,
+  options: { clock?: Clock; redis?: Record<string, unknown>; waitUp?: boolean } = {},
+): Promise<TierUnderTest> {
   const redis =
     'url' in target
       ? { url: target.url, keyPrefix: target.keyPrefix, mode: 'standalone' }
       : { url: null, nodes: target.nodes, keyPrefix: target.keyPrefix, mode: 'cluster' };
-  const config = configWith({ cache: { redis: { commandTimeout: '100ms', connectTimeout: '500ms', ...redis, ...options.redis } } }).cache.redis;
+  const config = configWith({
+    cache: {
+      redis: { commandTimeout: '100ms', connectTimeout: '500ms', ...redis, ...options.redis },
+    },
+  }).cache.redis;
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -42,7 +52,11 @@ export async function tierFor(t: TestLike, target: TierTarget, options: { clock?
     },
   });
   const metrics = new GatewayMetrics({ defaultMetrics: false });
-  const deps = { metrics, logger: pino({ level: 'debug' }, sink), ...(options.clock ? { clock: options.clock } : {}) };
+  const deps = {
+    metrics,
+    logger: pino({ level: 'debug' }, sink),
+    ...(options.clock ? { clock: options.clock } : {}),
+  };
   const tier = createRedisTier(config, deps);
   t.teardown(() => tier.close());
   if (options.waitUp !== false) await waitFor(() => tier.up, 10_000, 'the Redis tier to be up');
@@ -50,16 +64,24 @@ export async function tierFor(t: TestLike, target: TierTarget, options: { clock?
 }
 
 /** The current value of a counter/gauge sample, 0 when absent. */
-export async function metricValue(metrics: GatewayMetrics, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metricValue(
+  metrics: GatewayMetrics,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const metric = metrics.registry.getSingleMetric(name);
   if (!metric) return 0;
   const { values } = await metric.get();
-  const match = values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value));
+  const match = values.find((v) =>
+    Object.entries(labels).every(([k, value]) => v.labels[k] === value),
+  );
   return match?.value ?? 0;
 }
 
 /** An entry with its variant ETags derived as the factory and the codec derive them, unless given. */
-export function withVariantTags(entry: Omit<CacheEntry, 'etagGzip' | 'etagBr'> & Partial<CacheEntry>): CacheEntry {
+export function withVariantTags(
+  entry: Omit<CacheEntry, 'etagGzip' | 'etagBr'> & Partial<CacheEntry>,
+): CacheEntry {
   return {
     ...entry,
     etagGzip: entry.etagGzip ?? (entry.gzip !== null ? variantEtag(entry.etag, 'gz') : null),
@@ -110,6 +132,10 @@ export function recordPurges(tier: SharedTier): PurgeRecord {
 }
 
 /** Waits until a tier completed a purge-log read begun after `since` (performance.now()). */
-export async function untilRead(record: PurgeRecord, since = performance.now(), timeoutMs = 5000): Promise<void> {
+export async function untilRead(
+  record: PurgeRecord,
+  since = performance.now(),
+  timeoutMs = 5000,
+): Promise<void> {
   await waitFor(() => record.syncedAt >= since, timeoutMs, 'a read of the purge log');
 }

@@ -26,7 +26,11 @@ export interface TestRedis {
 export { freePort };
 
 /** Sends one inline command and resolves with its raw reply (a line, or a whole bulk string), or undefined on error/timeout. */
-export async function redisCommand(port: number, command: string, timeoutMs = 500): Promise<string | undefined> {
+export async function redisCommand(
+  port: number,
+  command: string,
+  timeoutMs = 500,
+): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
     let data = '';
@@ -50,26 +54,56 @@ export async function redisCommand(port: number, command: string, timeoutMs = 50
 }
 
 /** Polls until `check` is true or `timeoutMs` passes. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
     await sleep(20);
   }
 }
 
 /** Starts `redis-server` on `port` with persistence off and waits until it answers PING. */
-export async function spawnRedisServer(port: number, extraArgs: string[] = [], cwd?: string): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], {
-    stdio: 'ignore',
-    ...(cwd === undefined ? {} : { cwd }),
-  });
+export async function spawnRedisServer(
+  port: number,
+  extraArgs: string[] = [],
+  cwd?: string,
+): Promise<ChildProcess> {
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...extraArgs,
+    ],
+    {
+      stdio: 'ignore',
+      ...(cwd === undefined ? {} : { cwd }),
+    },
+  );
   const failed = new Promise<never>((_, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
   });
   failed.catch(() => {});
-  await Promise.race([waitFor(async () => (await redisCommand(port, 'PING')) === '+PONG\r\n', 5000, `redis-server on ${port}`), failed]);
+  await Promise.race([
+    waitFor(
+      async () => (await redisCommand(port, 'PING')) === '+PONG\r\n',
+      5000,
+      `redis-server on ${port}`,
+    ),
+    failed,
+  ]);
   return child;
 }
 
@@ -84,12 +118,19 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
 /** True when a Docker engine answers /_ping within ~1.5s. */
 async function dockerAnswers(): Promise<boolean> {
   const host = process.env['DOCKER_HOST'];
-  const socketPath = host?.startsWith('unix://') ? host.slice('unix://'.length) : host === undefined ? '/var/run/docker.sock' : undefined;
+  const socketPath = host?.startsWith('unix://')
+    ? host.slice('unix://'.length)
+    : host === undefined
+      ? '/var/run/docker.sock'
+      : undefined;
   if (socketPath !== undefined && !existsSync(socketPath)) return false;
-  const target = socketPath !== undefined ? { socketPath } : (() => {
-    const url = new URL(host!.replace(/^tcp:/, 'http:'));
-    return { host: url.hostname, port: Number(url.port || 2375) };
-  })();
+  const target =
+    socketPath !== undefined
+      ? { socketPath }
+      : (() => {
+          const url = new URL(host!.replace(/^tcp:/, 'http:'));
+          return { host: url.hostname, port: Number(url.port || 2375) };
+        })();
   return new Promise((resolve) => {
     const req = request({ ...target, path: '/_ping', timeout: 1500 }, (res) => {
       res.resume();
@@ -134,7 +175,9 @@ export async function getRedis(t: TestLike): Promise<TestRedis> {
   if (await dockerAnswers()) return { url: await containerRedis(t), keyPrefix: uniquePrefix() };
   const url = await binaryRedis(t);
   if (url !== undefined) return { url, keyPrefix: uniquePrefix() };
-  throw new Error('no Redis for tests: REDIS_URL is not set, no Docker engine answered for testcontainers, and no redis-server binary could be started');
+  throw new Error(
+    'no Redis for tests: REDIS_URL is not set, no Docker engine answered for testcontainers, and no redis-server binary could be started',
+  );
 }
 
 /** A redis-server of this test's own that it may stop and start again on the same port. */

@@ -12,7 +12,9 @@ import { startGateway, type Reply, type TestGateway } from './gateway.js';
 import { waitFor, type TestLike } from './redis.js';
 
 /** Where the shared tier lives: a standalone url, or Cluster seed nodes; and this test's key prefix. */
-export type SharedRedis = { url: string; keyPrefix: string } | { nodes: ReadonlyArray<{ host: string; port: number }>; keyPrefix: string };
+export type SharedRedis =
+  | { url: string; keyPrefix: string }
+  | { nodes: ReadonlyArray<{ host: string; port: number }>; keyPrefix: string };
 
 /** Options of startSharedGateways. */
 export interface SharedOptions {
@@ -32,18 +34,27 @@ export interface SharedFleet {
 function redisConfig(redis: SharedRedis): Record<string, unknown> {
   return 'url' in redis
     ? { keyPrefix: redis.keyPrefix }
-    : { url: null, mode: 'cluster', nodes: redis.nodes.map(({ host, port }) => ({ host, port })), keyPrefix: redis.keyPrefix };
+    : {
+        url: null,
+        mode: 'cluster',
+        nodes: redis.nodes.map(({ host, port }) => ({ host, port })),
+        keyPrefix: redis.keyPrefix,
+      };
 }
 
 /** Subscribers of the purge channel, summed over every node (in a Cluster each node counts its own). */
 export async function purgeSubscribers(redis: SharedRedis): Promise<number> {
-  const targets = 'url' in redis ? [redis.url] : redis.nodes.map(({ host, port }) => `redis://${host}:${port}`);
+  const targets =
+    'url' in redis ? [redis.url] : redis.nodes.map(({ host, port }) => `redis://${host}:${port}`);
   let total = 0;
   for (const url of targets) {
     const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 500 });
     client.on('error', () => {});
     try {
-      const reply = (await client.pubsub('NUMSUB', purgeChannel(redis.keyPrefix))) as [string, number];
+      const reply = (await client.pubsub('NUMSUB', purgeChannel(redis.keyPrefix))) as [
+        string,
+        number,
+      ];
       total += Number(reply[1]);
     } catch {
       // A node that cannot answer (stopped on purpose) has no subscribers to count.
@@ -55,26 +66,59 @@ export async function purgeSubscribers(redis: SharedRedis): Promise<number> {
 }
 
 /** Waits until every app's tier is up, all of them listen on the purge channel, and each has read the purge log since `since`. */
-export async function waitShared(fleet: SharedFleet, redis: SharedRedis, timeoutMs = 10_000, since = performance.now()): Promise<void> {
-  await waitFor(() => fleet.gateways.every((gw) => gw.app.l2?.up === true), timeoutMs, 'every app connected to Redis');
-  await waitFor(async () => (await purgeSubscribers(redis)) >= fleet.gateways.length, timeoutMs, 'every app subscribed to purges');
-  await waitFor(() => fleet.gateways.every((gw) => gw.app.generations.syncedAt >= since), timeoutMs, 'every app to read the purge log');
+export async function waitShared(
+  fleet: SharedFleet,
+  redis: SharedRedis,
+  timeoutMs = 10_000,
+  since = performance.now(),
+): Promise<void> {
+  await waitFor(
+    () => fleet.gateways.every((gw) => gw.app.l2?.up === true),
+    timeoutMs,
+    'every app connected to Redis',
+  );
+  await waitFor(
+    async () => (await purgeSubscribers(redis)) >= fleet.gateways.length,
+    timeoutMs,
+    'every app subscribed to purges',
+  );
+  await waitFor(
+    () => fleet.gateways.every((gw) => gw.app.generations.syncedAt >= since),
+    timeoutMs,
+    'every app to read the purge log',
+  );
 }
 
 /** Waits until an app has completed a read of the purge log begun after `since` (performance.now()): it applied every purge answered before. */
-export async function waitForPurgeLog(gw: TestGateway, since: number, timeoutMs = 2000): Promise<void> {
+export async function waitForPurgeLog(
+  gw: TestGateway,
+  since: number,
+  timeoutMs = 2000,
+): Promise<void> {
   await waitFor(() => gw.app.generations.syncedAt >= since, timeoutMs, 'a read of the purge log');
 }
 
 /** Starts `count` apps on one simulator and one Redis, ready for shared-cache tests. */
-export async function startSharedGateways(t: TestLike, redis: SharedRedis, options: SharedOptions = {}): Promise<SharedFleet> {
+export async function startSharedGateways(
+  t: TestLike,
+  redis: SharedRedis,
+  options: SharedOptions = {},
+): Promise<SharedFleet> {
   const sim = await startSimulator(options.simOptions);
   t.teardown(() => sim.close());
   const cache = (options.config?.['cache'] ?? {}) as Record<string, unknown>;
-  const config = { ...options.config, cache: { ...cache, redis: { ...(cache['redis'] as object | undefined), ...redisConfig(redis) } } };
+  const config = {
+    ...options.config,
+    cache: {
+      ...cache,
+      redis: { ...(cache['redis'] as object | undefined), ...redisConfig(redis) },
+    },
+  };
   const gateways: TestGateway[] = [];
   for (let i = 0; i < (options.count ?? 2); i++) {
-    gateways.push(await startGateway(t, { sim, config, ...('url' in redis ? { redisUrl: redis.url } : {}) }));
+    gateways.push(
+      await startGateway(t, { sim, config, ...('url' in redis ? { redisUrl: redis.url } : {}) }),
+    );
   }
   const fleet = { sim, gateways: gateways as SharedFleet['gateways'] };
   await waitShared(fleet, redis);
@@ -87,7 +131,16 @@ export function upstreamPath(id: string, workspace = 'acme'): string {
 }
 
 /** POST /admin/purge through one app, with the test admin token. */
-export async function purge(gw: TestGateway, body: { workspace: string; recording?: string; lists?: true; page_number?: number; page_size?: number }): Promise<Reply> {
+export async function purge(
+  gw: TestGateway,
+  body: {
+    workspace: string;
+    recording?: string;
+    lists?: true;
+    page_number?: number;
+    page_size?: number;
+  },
+): Promise<Reply> {
   return gw.admin('/admin/purge', {
     method: 'POST',
     body: JSON.stringify(body),
@@ -102,7 +155,12 @@ export function generationOf(gw: TestGateway, workspace = 'acme'): Generation | 
 }
 
 /** Waits until an app uses this generation for the workspace, loading it if needed. */
-export async function waitForGeneration(gw: TestGateway, generation: Generation, workspace = 'acme', timeoutMs = 2000): Promise<void> {
+export async function waitForGeneration(
+  gw: TestGateway,
+  generation: Generation,
+  workspace = 'acme',
+  timeoutMs = 2000,
+): Promise<void> {
   await waitFor(
     async () => {
       const current = await gw.app.readThrough.generation(asWorkspaceId(workspace)!);
@@ -114,7 +172,11 @@ export async function waitForGeneration(gw: TestGateway, generation: Generation,
 }
 
 /** Sum of one metric's samples whose labels include `labels`, scraped over the admin listener. */
-export async function metric(gw: TestGateway, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metric(
+  gw: TestGateway,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const text = (await gw.admin('/metrics')).text;
   let sum = 0;
   for (const line of text.split('\n')) {
@@ -122,8 +184,11 @@ export async function metric(gw: TestGateway, name: string, labels: Record<strin
     const open = line.indexOf('{');
     const close = line.lastIndexOf('}');
     const found: Record<string, string> = {};
-    if (open === name.length) for (const [, k, v] of line.slice(open + 1, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) found[k!] = v!;
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (open === name.length)
+      for (const [, k, v] of line.slice(open + 1, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
+        found[k!] = v!;
+    if (Object.entries(labels).every(([k, v]) => found[k] === v))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
 }

@@ -35,7 +35,10 @@ export interface StreamOptions {
 }
 
 /** Runs the stream and resolves with every sample once all requests have answered. */
-export async function runStream(gateways: readonly TestGateway[], options: StreamOptions): Promise<Sample[]> {
+export async function runStream(
+  gateways: readonly TestGateway[],
+  options: StreamOptions,
+): Promise<Sample[]> {
   const { count = 300, everyMs = 10, warm, firstColdPage } = options;
   const started = performance.now();
   const stalls = watchStalls();
@@ -46,18 +49,29 @@ export async function runStream(gateways: readonly TestGateway[], options: Strea
     if (wait > 0) await sleep(wait);
     // Pairs of requests (one warm, one cold) go to each app in turn, so every app sees both kinds.
     const gw = gateways[Math.floor(i / 2) % gateways.length]!;
-    const path = i % 2 === 0 ? warm[(i / 2) % warm.length]! : `${LIST}?page_number=${cold++}&page_size=1`;
+    const path =
+      i % 2 === 0 ? warm[(i / 2) % warm.length]! : `${LIST}?page_number=${cold++}&page_size=1`;
     const sent = performance.now();
     pending.push(
       gw.get(path).then(
-        (reply) => ({ at: sent, ms: performance.now() - sent, status: reply.status, path, cacheStatus: reply.headers['cache-status'] as string | undefined }),
+        (reply) => ({
+          at: sent,
+          ms: performance.now() - sent,
+          status: reply.status,
+          path,
+          cacheStatus: reply.headers['cache-status'] as string | undefined,
+        }),
         () => ({ at: sent, ms: performance.now() - sent, status: 0, path, cacheStatus: undefined }),
       ),
     );
   }
   const done = await Promise.all(pending);
   stalls.stop();
-  return done.map((s) => ({ ...s, at: s.at - started, stalledMs: stalls.within(s.at, s.at + s.ms) }));
+  return done.map((s) => ({
+    ...s,
+    at: s.at - started,
+    stalledMs: stalls.within(s.at, s.at + s.ms),
+  }));
 }
 
 const TICK_MS = 5;
@@ -77,14 +91,16 @@ function watchStalls(): { stop(): void; within(from: number, to: number): number
   }, TICK_MS);
   return {
     stop: () => clearInterval(timer),
-    within: (from, to) => stalls.reduce((sum, s) => sum + Math.max(0, Math.min(to, s.to) - Math.max(from, s.from)), 0),
+    within: (from, to) =>
+      stalls.reduce((sum, s) => sum + Math.max(0, Math.min(to, s.to) - Math.max(from, s.from)), 0),
   };
 }
 
 /** A one-line summary of a stream for the test log (and the operations figures). */
 export function summarize(samples: readonly Sample[]): string {
   const sorted = samples.map((s) => s.ms).sort((x, y) => x - y);
-  const pick = (q: number): string => (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0).toFixed(1);
+  const pick = (q: number): string =>
+    (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0).toFixed(1);
   const statuses = new Map<number, number>();
   for (const { status } of samples) statuses.set(status, (statuses.get(status) ?? 0) + 1);
   const net = Math.max(...samples.map((s) => s.ms - s.stalledMs)).toFixed(1);
@@ -93,5 +109,7 @@ export function summarize(samples: readonly Sample[]): string {
 
 /** The sample slowest net of event-loop stalls. */
 export function slowest(samples: readonly Sample[]): Sample {
-  return samples.reduce((worst, s) => (s.ms - s.stalledMs > worst.ms - worst.stalledMs ? s : worst));
+  return samples.reduce((worst, s) =>
+    s.ms - s.stalledMs > worst.ms - worst.stalledMs ? s : worst,
+  );
 }

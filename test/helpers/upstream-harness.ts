@@ -29,7 +29,12 @@ export function harness(
   serviceKey?: string,
 ): Harness {
   const config = configWith({
-    upstream: { baseUrl, retryBackoff: { base: '5ms', max: '20ms' }, timeouts: { deadline: '2s' }, ...upstream },
+    upstream: {
+      baseUrl,
+      retryBackoff: { base: '5ms', max: '20ms' },
+      timeouts: { deadline: '2s' },
+      ...upstream,
+    },
   }).upstream;
   const metrics = new GatewayMetrics({ defaultMetrics: false });
   const chunks: string[] = [];
@@ -40,8 +45,14 @@ export function harness(
     },
   });
   const logger = pino({ level: 'debug' }, stream);
-  const clock = { ms: Date.now(), now(): number { return this.ms; } };
-  const deps = serviceKey === undefined ? { metrics, logger, clock } : { metrics, logger, clock, serviceKey };
+  const clock = {
+    ms: Date.now(),
+    now(): number {
+      return this.ms;
+    },
+  };
+  const deps =
+    serviceKey === undefined ? { metrics, logger, clock } : { metrics, logger, clock, serviceKey };
   const client = createUpstream({ ...config, ...patch }, deps);
   t.teardown(() => client.close());
   return {
@@ -51,19 +62,23 @@ export function harness(
     logText: () => chunks.join(''),
     async outcomes() {
       const out: Record<string, number> = {};
-      for (const { labels, value } of (await metrics.upstreamRequests.get()).values) out[`${labels.resource}:${labels.outcome}`] = value;
+      for (const { labels, value } of (await metrics.upstreamRequests.get()).values)
+        out[`${labels.resource}:${labels.outcome}`] = value;
       return out;
     },
     async circuit() {
       const out: Record<string, number> = {};
-      for (const { labels, value } of (await metrics.circuitState.get()).values) out[String(labels.target)] = value;
+      for (const { labels, value } of (await metrics.circuitState.get()).values)
+        out[String(labels.target)] = value;
       return out;
     },
   };
 }
 
 /** Runs `fn` and returns what it threw (fails the caller's expectations if it did not throw). */
-export async function thrown(fn: () => Promise<unknown>): Promise<Error & { code?: string; status?: number; retryAfter?: number }> {
+export async function thrown(
+  fn: () => Promise<unknown>,
+): Promise<Error & { code?: string; status?: number; retryAfter?: number }> {
   try {
     await fn();
   } catch (error) {

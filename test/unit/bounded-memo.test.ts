@@ -4,10 +4,14 @@ import { BoundedMemo } from '../../src/bounded-memo.js';
 
 void t.test('remembers answers, oldest out first, long keys never', (t) => {
   const computed: string[] = [];
-  const memo = new BoundedMemo((key) => {
-    computed.push(key);
-    return key.length;
-  }, 2, 5);
+  const memo = new BoundedMemo(
+    (key) => {
+      computed.push(key);
+      return key.length;
+    },
+    2,
+    5,
+  );
   t.equal(memo.get('a'), 1);
   t.equal(memo.get('a'), 1);
   t.same(computed, ['a'], 'computed once');
@@ -19,6 +23,10 @@ void t.test('remembers answers, oldest out first, long keys never', (t) => {
   t.same(computed, ['a', 'bb', 'ccc', 'a'], 'a, the oldest, was dropped for ccc');
   memo.get('longkey');
   memo.get('longkey');
-  t.same(computed.slice(4), ['longkey', 'longkey'], 'a key over maxKeyLength is computed each time');
+  t.same(
+    computed.slice(4),
+    ['longkey', 'longkey'],
+    'a key over maxKeyLength is computed each time',
+  );
   t.end();
 });

@@ -7,9 +7,14 @@ import { ERROR_CODES } from '../../src/errors.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const section = readme.slice(readme.indexOf('### Error codes'), readme.indexOf('\n### ', readme.indexOf('### Error codes') + 1));
+const section = readme.slice(
+  readme.indexOf('### Error codes'),
+  readme.indexOf('\n### ', readme.indexOf('### Error codes') + 1),
+);
 /** code → status, from the table rows. */
-const documented = new Map([...section.matchAll(/^\| `([A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]));
+const documented = new Map(
+  [...section.matchAll(/^\| `([A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]),
+);
 
 /** Codes written as literals outside the registry: `code: 'X'` in JSON bodies and CLIENT_CLOSED in logs. */
 function literalCodes(): Set<string> {
@@ -18,11 +23,18 @@ function literalCodes(): Set<string> {
 
 /** Each literal use, with the status beside it when it is sent as `send(res, <status>, {… code })`. */
 function literalUses(): Array<{ code: string; status?: number }> {
-  const files = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.parentPath.includes('bench') && !e.parentPath.includes('sim'));
+  const files = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true }).filter(
+    (e) =>
+      e.isFile() &&
+      e.name.endsWith('.ts') &&
+      !e.parentPath.includes('bench') &&
+      !e.parentPath.includes('sim'),
+  );
   const uses: Array<{ code: string; status?: number }> = [];
   for (const file of files) {
     const text = readFileSync(join(file.parentPath, file.name), 'utf8');
-    for (const m of text.matchAll(/(?:send\(res, (\d{3}), \{[^}]*)?\bcode: '([A-Z][A-Z_]+)'/g)) uses.push(m[1] === undefined ? { code: m[2]! } : { code: m[2]!, status: Number(m[1]) });
+    for (const m of text.matchAll(/(?:send\(res, (\d{3}), \{[^}]*)?\bcode: '([A-Z][A-Z_]+)'/g))
+      uses.push(m[1] === undefined ? { code: m[2]! } : { code: m[2]!, status: Number(m[1]) });
     for (const m of text.matchAll(/'(CLIENT_CLOSED)'/g)) uses.push({ code: m[1]! });
   }
   return uses;
@@ -30,17 +42,30 @@ function literalUses(): Array<{ code: string; status?: number }> {
 
 void t.test('every code of src/errors.ts is in the README table with its status', (t) => {
   t.ok(documented.size >= Object.keys(ERROR_CODES).length, `${documented.size} rows`);
-  for (const [code, { status }] of Object.entries(ERROR_CODES)) t.equal(documented.get(code), status, code);
+  for (const [code, { status }] of Object.entries(ERROR_CODES))
+    t.equal(documented.get(code), status, code);
   t.end();
 });
 
-void t.test('every code literal elsewhere in src/ (admin bodies, log-only codes) is in the table', (t) => {
-  const codes = literalCodes();
-  t.ok(codes.has('PURGE_UNAVAILABLE') && codes.has('CLIENT_CLOSED'), 'the scan finds the admin and log-only codes');
-  for (const code of codes) t.ok(documented.has(code), code);
-  for (const use of literalUses()) if (use.status !== undefined) t.equal(documented.get(use.code), use.status, `${use.code} is sent with the documented status`);
-  t.end();
-});
+void t.test(
+  'every code literal elsewhere in src/ (admin bodies, log-only codes) is in the table',
+  (t) => {
+    const codes = literalCodes();
+    t.ok(
+      codes.has('PURGE_UNAVAILABLE') && codes.has('CLIENT_CLOSED'),
+      'the scan finds the admin and log-only codes',
+    );
+    for (const code of codes) t.ok(documented.has(code), code);
+    for (const use of literalUses())
+      if (use.status !== undefined)
+        t.equal(
+          documented.get(use.code),
+          use.status,
+          `${use.code} is sent with the documented status`,
+        );
+    t.end();
+  },
+);
 
 void t.test('the table holds no code the source does not use', (t) => {
   const known = new Set([...Object.keys(ERROR_CODES), ...literalCodes()]);

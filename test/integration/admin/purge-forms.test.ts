@@ -11,7 +11,8 @@ import { purge, startSharedGateways, waitForGeneration } from '../../helpers/sha
 const AUTH = { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' };
 
 async function present(gw: TestGateway, query: string): Promise<boolean> {
-  return (await gw.admin(`/admin/cache?workspace=acme&${query}`, { headers: AUTH })).json().tiers.l1.present as boolean;
+  return (await gw.admin(`/admin/cache?workspace=acme&${query}`, { headers: AUTH })).json().tiers.l1
+    .present as boolean;
 }
 
 async function raw(gw: TestGateway, body: unknown) {
@@ -30,11 +31,20 @@ void t.test('lists: every list page goes, recordings stay; one page goes with th
   t.notOk(await present(gw, 'page_number=1&page_size=5'));
   t.notOk(await present(gw, 'page_number=2&page_size=5'));
   t.ok(await present(gw, `recording=${id}`), 'the recording stays cached');
-  t.match((await gw.get('/api/external/v2/recordings?page_number=1&page_size=5')).headers['cache-status'], /fwd=miss/);
+  t.match(
+    (await gw.get('/api/external/v2/recordings?page_number=1&page_size=5')).headers['cache-status'],
+    /fwd=miss/,
+  );
 
   const page = await raw(gw, { workspace: 'acme', page_number: 1, page_size: 5 });
   t.equal(page.status, 200);
-  t.same(page.json().purged, { workspace: 'acme', recording: null, lists: true, page_number: 1, page_size: 5 });
+  t.same(page.json().purged, {
+    workspace: 'acme',
+    recording: null,
+    lists: true,
+    page_number: 1,
+    page_size: 5,
+  });
   t.notOk(await present(gw, 'page_number=1&page_size=5'));
   t.ok(await present(gw, `recording=${id}`));
 });
@@ -67,9 +77,14 @@ void t.test('a lists purge through one instance reaches the other', async (t) =>
     await gw.get('/api/external/v2/recordings?page_number=1&page_size=5');
     await gw.get(`/api/external/v2/recordings/${id}`);
   }
-  const inspect = async (gw: TestGateway, query: string) => (await gw.admin(`/admin/cache?workspace=acme&${query}`, { headers: AUTH })).json();
+  const inspect = async (gw: TestGateway, query: string) =>
+    (await gw.admin(`/admin/cache?workspace=acme&${query}`, { headers: AUTH })).json();
   // The L2 write is not awaited by the request: wait for it.
-  await waitFor(async () => (await inspect(b, `recording=${id}`)).tiers.l2.present === true, 5000, 'the recording in Redis');
+  await waitFor(
+    async () => (await inspect(b, `recording=${id}`)).tiers.l2.present === true,
+    5000,
+    'the recording in Redis',
+  );
   const before = (await inspect(b, `recording=${id}`)).generation;
   const res = await purge(a, { workspace: 'acme', lists: true });
   t.equal(res.status, 200);
@@ -77,7 +92,10 @@ void t.test('a lists purge through one instance reaches the other', async (t) =>
   t.notOk(await present(b, 'page_number=1&page_size=5'));
   // Every instance forgets the workspace's generation (its L1 is re-read from Redis), and in
   // Redis only the list token moved: the recording is still there.
-  t.ok((await inspect(b, `recording=${id}`)).tiers.l2.present, 'the recording stays cached in Redis');
+  t.ok(
+    (await inspect(b, `recording=${id}`)).tiers.l2.present,
+    'the recording stays cached in Redis',
+  );
   t.equal(res.json().generation.all, before.all, 'the workspace token did not move');
   t.not(res.json().generation.list, before.list, 'the list token did');
 });

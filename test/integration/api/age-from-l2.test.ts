@@ -8,27 +8,39 @@ import { getRedis, waitFor } from '../../helpers/redis.js';
 
 const LIST = '/api/external/v2/recordings';
 
-void t.test('an L2 fill on a second app answers with the Age of the first app\'s store', async (t) => {
-  // Near real time, so the simulator's signed URLs (90 s) stay valid on the gateways' clock.
-  const clock = new FakeClock(Date.now());
-  const redis = await getRedis(t);
-  const sim = await startSimulator();
-  t.teardown(() => sim.close());
-  const options = { sim, clock, redisUrl: redis.url, config: { cache: { redis: { keyPrefix: redis.keyPrefix } } } };
-  const a = await startGateway(t, options);
-  const b = await startGateway(t, options);
-  await waitFor(() => a.app.l2?.up === true && b.app.l2?.up === true, 10_000, 'both apps connected to Redis');
+void t.test(
+  "an L2 fill on a second app answers with the Age of the first app's store",
+  async (t) => {
+    // Near real time, so the simulator's signed URLs (90 s) stay valid on the gateways' clock.
+    const clock = new FakeClock(Date.now());
+    const redis = await getRedis(t);
+    const sim = await startSimulator();
+    t.teardown(() => sim.close());
+    const options = {
+      sim,
+      clock,
+      redisUrl: redis.url,
+      config: { cache: { redis: { keyPrefix: redis.keyPrefix } } },
+    };
+    const a = await startGateway(t, options);
+    const b = await startGateway(t, options);
+    await waitFor(
+      () => a.app.l2?.up === true && b.app.l2?.up === true,
+      10_000,
+      'both apps connected to Redis',
+    );
 
-  const path = `${LIST}/${sim.data['acme']![7]!.id}`;
-  const stored = await a.get(path);
-  t.equal(stored.headers['cache-status'], 'recgw; fwd=miss; stored');
-  t.equal(stored.headers['age'], '0');
-  clock.advance(7_000);
-  const filled = await b.get(path);
-  t.match(filled.headers['cache-status'], /^recgw; hit; ttl=\d+$/, 'B found the entry in L2');
-  t.equal(sim.counters.total, 1, 'B did not fetch it again');
-  t.equal(filled.headers['age'], '7', 'Age counts from A\'s store');
-  clock.advance(2_000);
-  const fromL1 = await b.get(path);
-  t.equal(fromL1.headers['age'], '9', 'and keeps counting from it once in B\'s L1');
-});
+    const path = `${LIST}/${sim.data['acme']![7]!.id}`;
+    const stored = await a.get(path);
+    t.equal(stored.headers['cache-status'], 'recgw; fwd=miss; stored');
+    t.equal(stored.headers['age'], '0');
+    clock.advance(7_000);
+    const filled = await b.get(path);
+    t.match(filled.headers['cache-status'], /^recgw; hit; ttl=\d+$/, 'B found the entry in L2');
+    t.equal(sim.counters.total, 1, 'B did not fetch it again');
+    t.equal(filled.headers['age'], '7', "Age counts from A's store");
+    clock.advance(2_000);
+    const fromL1 = await b.get(path);
+    t.equal(fromL1.headers['age'], '9', "and keeps counting from it once in B's L1");
+  },
+);

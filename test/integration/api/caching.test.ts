@@ -21,39 +21,53 @@ void t.test('a second identical request is answered without an upstream call', a
   t.match(second.headers['cache-control'], /^private, max-age=\d+$/);
   t.equal(second.headers['age'], '0');
   t.equal(second.json().recordings.length, 5);
-  t.same(Object.keys(second.json().recordings[0]), Object.keys(gw.sim.data['acme']![0]!), 'same fields, same order');
+  t.same(
+    Object.keys(second.json().recordings[0]),
+    Object.keys(gw.sim.data['acme']![0]!),
+    'same fields, same order',
+  );
 });
 
-void t.test('absent paging asks the upstream for an explicit page 1 of 30, sharing the entry', async (t) => {
-  const gw = await startGateway(t);
-  const implicit = await gw.get(LIST);
-  t.equal(implicit.json().recordings.length, 30);
-  const calls = gw.sim.counters.total;
-  const explicit = await gw.get(`${LIST}?page_number=1&page_size=30`);
-  t.equal(explicit.text, implicit.text);
-  t.equal(gw.sim.counters.total, calls, 'one entry for both spellings');
-});
+void t.test(
+  'absent paging asks the upstream for an explicit page 1 of 30, sharing the entry',
+  async (t) => {
+    const gw = await startGateway(t);
+    const implicit = await gw.get(LIST);
+    t.equal(implicit.json().recordings.length, 30);
+    const calls = gw.sim.counters.total;
+    const explicit = await gw.get(`${LIST}?page_number=1&page_size=30`);
+    t.equal(explicit.text, implicit.text);
+    t.equal(gw.sim.counters.total, calls, 'one entry for both spellings');
+  },
+);
 
-void t.test('UUID and public link code share one entry; a list page fills the recording entries', async (t) => {
-  const gw = await startGateway(t);
-  const recording = gw.sim.data['acme']!.find((r) => r.public_link_id !== null)!;
-  const byId = await gw.get(`${LIST}/${recording.id.toUpperCase()}`);
-  t.equal(byId.status, 200);
-  t.equal(byId.json().id, recording.id);
-  const calls = gw.sim.counters.total;
-  const byLink = await gw.get(`${LIST}/${recording.public_link_id}`);
-  t.equal(byLink.status, 200);
-  t.equal(byLink.text, byId.text, 'same entry');
-  t.equal(gw.sim.counters.total, calls, 'link code answered from the UUID fetch');
+void t.test(
+  'UUID and public link code share one entry; a list page fills the recording entries',
+  async (t) => {
+    const gw = await startGateway(t);
+    const recording = gw.sim.data['acme']!.find((r) => r.public_link_id !== null)!;
+    const byId = await gw.get(`${LIST}/${recording.id.toUpperCase()}`);
+    t.equal(byId.status, 200);
+    t.equal(byId.json().id, recording.id);
+    const calls = gw.sim.counters.total;
+    const byLink = await gw.get(`${LIST}/${recording.public_link_id}`);
+    t.equal(byLink.status, 200);
+    t.equal(byLink.text, byId.text, 'same entry');
+    t.equal(gw.sim.counters.total, calls, 'link code answered from the UUID fetch');
 
-  await gw.get(`${LIST}?page_number=2&page_size=10`);
-  const listed = gw.sim.data['acme']![10]!;
-  const afterList = gw.sim.counters.total;
-  const single = await gw.get(`${LIST}/${listed.id}`);
-  t.equal(single.status, 200);
-  t.match(single.headers['cache-status'], /hit/, 'a list page refreshed the entries of its recordings');
-  t.equal(gw.sim.counters.total, afterList);
-});
+    await gw.get(`${LIST}?page_number=2&page_size=10`);
+    const listed = gw.sim.data['acme']![10]!;
+    const afterList = gw.sim.counters.total;
+    const single = await gw.get(`${LIST}/${listed.id}`);
+    t.equal(single.status, 200);
+    t.match(
+      single.headers['cache-status'],
+      /hit/,
+      'a list page refreshed the entries of its recordings',
+    );
+    t.equal(gw.sim.counters.total, afterList);
+  },
+);
 
 void t.test('If-None-Match with the ETag → 304; HEAD has headers and no body', async (t) => {
   const gw = await startGateway(t);
@@ -64,7 +78,9 @@ void t.test('If-None-Match with the ETag → 304; HEAD has headers and no body',
   t.equal(notModified.status, 304);
   t.equal(notModified.text, '');
   t.equal(notModified.headers['etag'], etag);
-  const other = await gw.get(`${LIST}?page_size=3`, { headers: { 'if-none-match': '"something-else"' } });
+  const other = await gw.get(`${LIST}?page_size=3`, {
+    headers: { 'if-none-match': '"something-else"' },
+  });
   t.equal(other.status, 200);
   const head = await gw.get(`${LIST}?page_size=3`, { method: 'HEAD' });
   t.equal(head.status, 200);
@@ -72,31 +88,40 @@ void t.test('If-None-Match with the ETag → 304; HEAD has headers and no body',
   t.equal(head.headers['content-length'], String(Buffer.byteLength(first.text)));
 });
 
-void t.test('bodies over 1 KB are served brotli or gzip per Accept-Encoding, with Vary and distinct ETags', async (t) => {
-  const gw = await startGateway(t);
-  const plain = await gw.get(`${LIST}?page_size=10`);
-  // Encodings are added just after the entry is stored (off the miss's path): wait for them.
-  let br = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip, br' } });
-  for (let i = 0; i < 100 && br.headers['content-encoding'] === undefined; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    br = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip, br' } });
-  }
-  t.equal(br.headers['content-encoding'], 'br', 'brotli preferred');
-  t.equal(br.headers['vary'], 'Accept-Encoding');
-  const gz = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip' } });
-  t.equal(gz.headers['content-encoding'], 'gzip');
-  const identity = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'br;q=0, gzip;q=0' } });
-  t.equal(identity.headers['content-encoding'], undefined);
-  t.equal(plain.headers['vary'], 'Accept-Encoding');
-  t.not(br.headers['etag'], plain.headers['etag']);
-  t.not(gz.headers['etag'], plain.headers['etag']);
-  // undici does not decode: decode by hand to check the bytes are the same document.
-  const { request } = await import('undici');
-  const raw = await request(`http://127.0.0.1:${gw.port}${LIST}?page_size=10`, { headers: { host: 'acme.localhost', 'x-api-key': gw.key(), 'accept-encoding': 'br' } });
-  t.equal(brotliDecompressSync(Buffer.from(await raw.body.arrayBuffer())).toString(), plain.text);
-  const rawGz = await request(`http://127.0.0.1:${gw.port}${LIST}?page_size=10`, { headers: { host: 'acme.localhost', 'x-api-key': gw.key(), 'accept-encoding': 'gzip' } });
-  t.equal(gunzipSync(Buffer.from(await rawGz.body.arrayBuffer())).toString(), plain.text);
-});
+void t.test(
+  'bodies over 1 KB are served brotli or gzip per Accept-Encoding, with Vary and distinct ETags',
+  async (t) => {
+    const gw = await startGateway(t);
+    const plain = await gw.get(`${LIST}?page_size=10`);
+    // Encodings are added just after the entry is stored (off the miss's path): wait for them.
+    let br = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip, br' } });
+    for (let i = 0; i < 100 && br.headers['content-encoding'] === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      br = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip, br' } });
+    }
+    t.equal(br.headers['content-encoding'], 'br', 'brotli preferred');
+    t.equal(br.headers['vary'], 'Accept-Encoding');
+    const gz = await gw.get(`${LIST}?page_size=10`, { headers: { 'accept-encoding': 'gzip' } });
+    t.equal(gz.headers['content-encoding'], 'gzip');
+    const identity = await gw.get(`${LIST}?page_size=10`, {
+      headers: { 'accept-encoding': 'br;q=0, gzip;q=0' },
+    });
+    t.equal(identity.headers['content-encoding'], undefined);
+    t.equal(plain.headers['vary'], 'Accept-Encoding');
+    t.not(br.headers['etag'], plain.headers['etag']);
+    t.not(gz.headers['etag'], plain.headers['etag']);
+    // undici does not decode: decode by hand to check the bytes are the same document.
+    const { request } = await import('undici');
+    const raw = await request(`http://127.0.0.1:${gw.port}${LIST}?page_size=10`, {
+      headers: { host: 'acme.localhost', 'x-api-key': gw.key(), 'accept-encoding': 'br' },
+    });
+    t.equal(brotliDecompressSync(Buffer.from(await raw.body.arrayBuffer())).toString(), plain.text);
+    const rawGz = await request(`http://127.0.0.1:${gw.port}${LIST}?page_size=10`, {
+      headers: { host: 'acme.localhost', 'x-api-key': gw.key(), 'accept-encoding': 'gzip' },
+    });
+    t.equal(gunzipSync(Buffer.from(await rawGz.body.arrayBuffer())).toString(), plain.text);
+  },
+);
 
 void t.test('the v1 prefix answers the same, with Deprecation and a successor Link', async (t) => {
   const gw = await startGateway(t);
@@ -111,9 +136,16 @@ void t.test('the v1 prefix answers the same, with Deprecation and a successor Li
 
 void t.test('X-Request-Id is echoed or made', async (t) => {
   const gw = await startGateway(t);
-  t.equal((await gw.get(LIST, { headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id'], 'abc-123');
+  t.equal(
+    (await gw.get(LIST, { headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id'],
+    'abc-123',
+  );
   t.match((await gw.get(LIST)).headers['x-request-id'], /^\S+$/);
-  t.match((await gw.get(LIST, { key: null })).headers['x-request-id'], /^\S+$/, 'errors carry one too');
+  t.match(
+    (await gw.get(LIST, { key: null })).headers['x-request-id'],
+    /^\S+$/,
+    'errors carry one too',
+  );
 });
 
 void t.test('50 concurrent cold requests for one resource → 1 upstream call', async (t) => {
@@ -126,32 +158,38 @@ void t.test('50 concurrent cold requests for one resource → 1 upstream call', 
   t.ok(replies.every((r) => r.status === 200));
   t.equal(gw.sim.counters.total - before, 1, 'one upstream call');
   t.equal(new Set(replies.map((r) => r.text)).size, 1, 'all got the same body');
-  t.ok(replies.filter((r) => r.headers['cache-status'] === 'recgw; fwd=miss; collapsed').length >= 40, 'waiters are marked collapsed');
+  t.ok(
+    replies.filter((r) => r.headers['cache-status'] === 'recgw; fwd=miss; collapsed').length >= 40,
+    'waiters are marked collapsed',
+  );
   const metrics = (await gw.admin('/metrics')).text;
   t.match(metrics, /recgw_coalesced_requests_total\{resource="recording"\} (49|[1-9]\d)/);
 });
 
-void t.test('an unverified key is never answered from the cache nor from another key\'s fetch', async (t) => {
-  const gw = await startGateway(t);
-  const path = `${LIST}?page_size=4`;
-  t.equal((await gw.get(path)).status, 200, 'cached with a valid key');
-  // Cached, but this key has never been verified for acme: it must go upstream, and be refused.
-  const foreign = await gw.get(path, { key: gw.key('globex') });
-  t.equal(foreign.status, 401);
-  const made = await gw.get(path, { key: 'made-up-key' });
-  t.equal(made.status, 401);
-  // Concurrent: a slow fetch with a verified key in flight; unverified keys arriving meanwhile must not share it.
-  gw.sim.faults.set({ kind: 'latency', ms: 150 });
-  const fresh = `${LIST}?page_size=6`;
-  const [valid, invalid, secondValid] = await Promise.all([
-    gw.get(fresh, { key: gw.key() }),
-    gw.get(fresh, { key: gw.key('initech') }),
-    gw.get(fresh, { key: 'another-made-up-key' }),
-  ]);
-  t.equal(valid.status, 200);
-  t.equal(invalid.status, 401, 'a key valid elsewhere does not ride on acme\'s fetch');
-  t.equal(secondValid.status, 401);
-});
+void t.test(
+  "an unverified key is never answered from the cache nor from another key's fetch",
+  async (t) => {
+    const gw = await startGateway(t);
+    const path = `${LIST}?page_size=4`;
+    t.equal((await gw.get(path)).status, 200, 'cached with a valid key');
+    // Cached, but this key has never been verified for acme: it must go upstream, and be refused.
+    const foreign = await gw.get(path, { key: gw.key('globex') });
+    t.equal(foreign.status, 401);
+    const made = await gw.get(path, { key: 'made-up-key' });
+    t.equal(made.status, 401);
+    // Concurrent: a slow fetch with a verified key in flight; unverified keys arriving meanwhile must not share it.
+    gw.sim.faults.set({ kind: 'latency', ms: 150 });
+    const fresh = `${LIST}?page_size=6`;
+    const [valid, invalid, secondValid] = await Promise.all([
+      gw.get(fresh, { key: gw.key() }),
+      gw.get(fresh, { key: gw.key('initech') }),
+      gw.get(fresh, { key: 'another-made-up-key' }),
+    ]);
+    t.equal(valid.status, 200);
+    t.equal(invalid.status, 401, "a key valid elsewhere does not ride on acme's fetch");
+    t.equal(secondValid.status, 401);
+  },
+);
 
 void t.test('the same id in two workspaces never crosses over', async (t) => {
   const gw = await startGateway(t);
@@ -171,7 +209,10 @@ void t.test('the same id in two workspaces never crosses over', async (t) => {
 void t.test('404 is remembered for cache.ttl.notFound, then asked again', async (t) => {
   const clock = new FakeClock();
   // No stale windows: the negative entry's life is exactly ttl.notFound, and distinct from ttl.recording (5m).
-  const gw = await startGateway(t, { clock, config: { cache: { ttl: { notFound: '30s' }, staleWhileRevalidate: 0, staleIfError: 0 } } });
+  const gw = await startGateway(t, {
+    clock,
+    config: { cache: { ttl: { notFound: '30s' }, staleWhileRevalidate: 0, staleIfError: 0 } },
+  });
   const missing = `${LIST}/00000000-0000-4000-8000-000000000000`;
   const first = await gw.get(missing);
   t.equal(first.status, 404);
@@ -191,33 +232,42 @@ void t.test('404 is remembered for cache.ttl.notFound, then asked again', async 
   t.equal(expired.headers['age'], '0');
 });
 
-void t.test('stale is served when the upstream fails after caching; stale-while-revalidate refreshes once', async (t) => {
-  const clock = new FakeClock();
-  const gw = await startGateway(t, { clock, config: { cache: { ttl: { list: '30s' }, staleWhileRevalidate: '10s', staleIfError: '5m' }, upstream: { retries: 0 } } });
-  const path = `${LIST}?page_size=3`;
-  const first = await gw.get(path);
-  t.equal(first.status, 200);
-  // Within stale-while-revalidate: served at once, marked stale, one background refresh.
-  clock.advance(35_000);
-  const before = gw.sim.counters.total;
-  const swr = await gw.get(path);
-  t.equal(swr.status, 200);
-  t.match(swr.headers['cache-status'], /^recgw; hit; ttl=-\d+$/, 'negative ttl when stale');
-  t.equal(swr.headers['cache-control'], 'private, max-age=0');
-  t.equal(swr.headers['age'], '35', 'Age counts from when the entry was stored');
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  t.equal(gw.sim.counters.total - before, 1, 'one background refresh');
-  // Past freshness and the SWR window, upstream failing: the last good copy (stale-if-error).
-  clock.advance(60_000);
-  gw.sim.faults.set({ kind: 'status', status: 503 });
-  const sie = await gw.get(path);
-  t.equal(sie.status, 200, 'stale copy instead of an error');
-  t.match(sie.headers['cache-status'], /fwd=stale; ttl=-\d+; detail=upstream-error/);
-  t.equal(sie.json().recordings.length, 3);
-  // Past stale-if-error: the error shows.
-  clock.advance(10 * 60_000);
-  t.equal((await gw.get(path)).status, 502);
-});
+void t.test(
+  'stale is served when the upstream fails after caching; stale-while-revalidate refreshes once',
+  async (t) => {
+    const clock = new FakeClock();
+    const gw = await startGateway(t, {
+      clock,
+      config: {
+        cache: { ttl: { list: '30s' }, staleWhileRevalidate: '10s', staleIfError: '5m' },
+        upstream: { retries: 0 },
+      },
+    });
+    const path = `${LIST}?page_size=3`;
+    const first = await gw.get(path);
+    t.equal(first.status, 200);
+    // Within stale-while-revalidate: served at once, marked stale, one background refresh.
+    clock.advance(35_000);
+    const before = gw.sim.counters.total;
+    const swr = await gw.get(path);
+    t.equal(swr.status, 200);
+    t.match(swr.headers['cache-status'], /^recgw; hit; ttl=-\d+$/, 'negative ttl when stale');
+    t.equal(swr.headers['cache-control'], 'private, max-age=0');
+    t.equal(swr.headers['age'], '35', 'Age counts from when the entry was stored');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    t.equal(gw.sim.counters.total - before, 1, 'one background refresh');
+    // Past freshness and the SWR window, upstream failing: the last good copy (stale-if-error).
+    clock.advance(60_000);
+    gw.sim.faults.set({ kind: 'status', status: 503 });
+    const sie = await gw.get(path);
+    t.equal(sie.status, 200, 'stale copy instead of an error');
+    t.match(sie.headers['cache-status'], /fwd=stale; ttl=-\d+; detail=upstream-error/);
+    t.equal(sie.json().recordings.length, 3);
+    // Past stale-if-error: the error shows.
+    clock.advance(10 * 60_000);
+    t.equal((await gw.get(path)).status, 502);
+  },
+);
 
 void t.test('malformed or wrong-shape upstream data is never cached', async (t) => {
   const gw = await startGateway(t, { config: { upstream: { retries: 0 } } });
@@ -245,19 +295,50 @@ void t.test('no API key value appears in any log line', async (t) => {
   t.ok(gw.logs.lines().length >= 5, 'lines were written');
   for (const key of keys) t.notOk(text.includes(key), 'key not logged');
   const line = gw.logs.lines().find((l) => l['msg'] === 'request' && l['status'] === 200)!;
-  t.match(line, { reqId: String, workspace: 'acme', route: 'list', status: 200, cache: String, ms: Number, upstreamMs: Number });
+  t.match(line, {
+    reqId: String,
+    workspace: 'acme',
+    route: 'list',
+    status: 200,
+    cache: String,
+    ms: Number,
+    upstreamMs: Number,
+  });
 });
 
-void t.test('with every TTL and stale window 0 nothing is stored, and each request goes upstream', async (t) => {
-  const gw = await startGateway(t, { config: { cache: { ttl: { list: 0, recording: 0, notFound: 0 }, staleWhileRevalidate: 0, staleIfError: 0 } } });
-  const recording = gw.sim.data['acme']![0]!;
-  for (const path of [`${LIST}?page_size=5`, `${LIST}/${recording.id}`, `${LIST}/00000000-0000-4000-8000-000000000000`]) {
-    const calls = gw.sim.counters.total;
-    t.equal((await gw.get(path)).headers['cache-status'], 'recgw; fwd=miss', `${path}: not "stored"`);
-    t.equal((await gw.get(path)).headers['cache-status'], 'recgw; fwd=miss', `${path}: missed again`);
-    t.equal(gw.sim.counters.total, calls + 2, `${path}: two upstream calls`);
-  }
-  // The list's recording entries are built after the answer: let that run before counting.
-  await new Promise((resolve) => setImmediate(resolve));
-  t.equal(gw.app.l1.size, 0, 'L1 holds nothing');
-});
+void t.test(
+  'with every TTL and stale window 0 nothing is stored, and each request goes upstream',
+  async (t) => {
+    const gw = await startGateway(t, {
+      config: {
+        cache: {
+          ttl: { list: 0, recording: 0, notFound: 0 },
+          staleWhileRevalidate: 0,
+          staleIfError: 0,
+        },
+      },
+    });
+    const recording = gw.sim.data['acme']![0]!;
+    for (const path of [
+      `${LIST}?page_size=5`,
+      `${LIST}/${recording.id}`,
+      `${LIST}/00000000-0000-4000-8000-000000000000`,
+    ]) {
+      const calls = gw.sim.counters.total;
+      t.equal(
+        (await gw.get(path)).headers['cache-status'],
+        'recgw; fwd=miss',
+        `${path}: not "stored"`,
+      );
+      t.equal(
+        (await gw.get(path)).headers['cache-status'],
+        'recgw; fwd=miss',
+        `${path}: missed again`,
+      );
+      t.equal(gw.sim.counters.total, calls + 2, `${path}: two upstream calls`);
+    }
+    // The list's recording entries are built after the answer: let that run before counting.
+    await new Promise((resolve) => setImmediate(resolve));
+    t.equal(gw.app.l1.size, 0, 'L1 holds nothing');
+  },
+);

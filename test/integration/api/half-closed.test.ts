@@ -32,15 +32,30 @@ void t.test('a half-closed client gets its answer for a miss and for a hit', asy
 
   const miss = parseResponses(await halfClosed(gw.port, `${LIST}?page_size=3`, gw.key()));
   t.equal(miss[0]?.status, 200, 'miss: answered');
-  t.equal((JSON.parse(miss[0]?.body ?? '{}') as { recordings?: unknown[] }).recordings?.length, 3, 'miss: the page asked for');
+  t.equal(
+    (JSON.parse(miss[0]?.body ?? '{}') as { recordings?: unknown[] }).recordings?.length,
+    3,
+    'miss: the page asked for',
+  );
   t.equal(gw.sim.counters.total, calls + 1, 'it was a miss');
 
   const hit = parseResponses(await halfClosed(gw.port, `${LIST}?page_size=3`, gw.key()));
   t.equal(hit[0]?.status, 200, 'hit: answered');
   t.match(hit[0]?.headers['cache-status'], /hit/, 'it was a hit');
 
-  await waitFor(() => gw.logs.lines().filter((l) => l['msg'] === 'request').length >= 3, 3000, 'request lines');
+  await waitFor(
+    () => gw.logs.lines().filter((l) => l['msg'] === 'request').length >= 3,
+    3000,
+    'request lines',
+  );
   const lines = gw.logs.lines().filter((l) => l['msg'] === 'request');
-  t.same(lines.map((l) => l['status']), [200, 200, 200], 'logged as answered');
-  t.notOk(lines.some((l) => l['code'] === 'CLIENT_CLOSED'), 'no CLIENT_CLOSED for a client still reading');
+  t.same(
+    lines.map((l) => l['status']),
+    [200, 200, 200],
+    'logged as answered',
+  );
+  t.notOk(
+    lines.some((l) => l['code'] === 'CLIENT_CLOSED'),
+    'no CLIENT_CLOSED for a client still reading',
+  );
 });

@@ -13,52 +13,81 @@ const KEY_B = 'key-b-of-acme';
 const ADDRESS_A = '10.0.0.1';
 const ADDRESS_B = '10.0.0.2';
 
-void t.test("a waiter on a fetch whose key the upstream refused fetches with its own key, and is not charged", async (t) => {
-  const valid = new Set([KEY_A, KEY_B]);
-  const fetchesOfCold: string[] = [];
-  const origin = await startOrigin(t, (req, res) => {
-    const key = String(req.headers['x-api-key']);
-    const id = (req.url ?? '').split('/').pop() ?? '';
-    if (id === COLD) fetchesOfCold.push(key);
-    // Slow enough that the B requests join the A fetch while it runs.
-    setTimeout(() => {
-      if (!valid.has(key)) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"Invalid API key"}');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(recordingFixture({ id, public_link_id: `code-${id.slice(0, 8)}` })));
-    }, id === COLD ? 300 : 0);
-  });
-  const gw = await startGateway(t, {
-    config: {
-      server: { trustProxy: true },
-      upstream: { baseUrl: `${origin.url}/ws/{workspace}/api/external/v2`, retries: 0 },
-      auth: { failedKeyLimit: { attempts: 2, window: '1m' } },
-    },
-  });
-  const get = (id: string, key: string, address: string) => gw.get(`${PREFIX}/${id}`, { key, headers: { 'x-forwarded-for': address } });
+void t.test(
+  'a waiter on a fetch whose key the upstream refused fetches with its own key, and is not charged',
+  async (t) => {
+    const valid = new Set([KEY_A, KEY_B]);
+    const fetchesOfCold: string[] = [];
+    const origin = await startOrigin(t, (req, res) => {
+      const key = String(req.headers['x-api-key']);
+      const id = (req.url ?? '').split('/').pop() ?? '';
+      if (id === COLD) fetchesOfCold.push(key);
+      // Slow enough that the B requests join the A fetch while it runs.
+      setTimeout(
+        () => {
+          if (!valid.has(key)) {
+            res
+              .writeHead(401, { 'content-type': 'application/json' })
+              .end('{"error":"Invalid API key"}');
+            return;
+          }
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(
+              JSON.stringify(recordingFixture({ id, public_link_id: `code-${id.slice(0, 8)}` })),
+            );
+        },
+        id === COLD ? 300 : 0,
+      );
+    });
+    const gw = await startGateway(t, {
+      config: {
+        server: { trustProxy: true },
+        upstream: { baseUrl: `${origin.url}/ws/{workspace}/api/external/v2`, retries: 0 },
+        auth: { failedKeyLimit: { attempts: 2, window: '1m' } },
+      },
+    });
+    const get = (id: string, key: string, address: string) =>
+      gw.get(`${PREFIX}/${id}`, { key, headers: { 'x-forwarded-for': address } });
 
-  t.equal((await get(WARM, KEY_A, ADDRESS_A)).status, 200, 'key A verified');
-  t.equal((await get(WARM, KEY_B, ADDRESS_B)).status, 200, 'key B verified');
-  valid.delete(KEY_A);
+    t.equal((await get(WARM, KEY_A, ADDRESS_A)).status, 200, 'key A verified');
+    t.equal((await get(WARM, KEY_B, ADDRESS_B)).status, 200, 'key B verified');
+    valid.delete(KEY_A);
 
-  const a = get(COLD, KEY_A, ADDRESS_A);
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  const bs = [get(COLD, KEY_B, ADDRESS_B), get(COLD, KEY_B, ADDRESS_B), get(COLD, KEY_B, ADDRESS_B)];
-  const refused = await a;
-  t.equal(refused.status, 401, "A's request: its key was refused");
-  t.equal(refused.json().code, 'INVALID_KEY');
-  for (const [i, b] of (await Promise.all(bs)).entries()) {
-    t.equal(b.status, 200, `B waiter ${i}: served`);
-    t.equal(b.status === 200 && b.json().id, COLD, `B waiter ${i}: the recording asked for`);
-  }
-  t.same(fetchesOfCold, [KEY_A, KEY_B], "A's fetch, then one fetch with B's own key shared by the B waiters");
+    const a = get(COLD, KEY_A, ADDRESS_A);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const bs = [
+      get(COLD, KEY_B, ADDRESS_B),
+      get(COLD, KEY_B, ADDRESS_B),
+      get(COLD, KEY_B, ADDRESS_B),
+    ];
+    const refused = await a;
+    t.equal(refused.status, 401, "A's request: its key was refused");
+    t.equal(refused.json().code, 'INVALID_KEY');
+    for (const [i, b] of (await Promise.all(bs)).entries()) {
+      t.equal(b.status, 200, `B waiter ${i}: served`);
+      t.equal(b.status === 200 && b.json().id, COLD, `B waiter ${i}: the recording asked for`);
+    }
+    t.same(
+      fetchesOfCold,
+      [KEY_A, KEY_B],
+      "A's fetch, then one fetch with B's own key shared by the B waiters",
+    );
 
-  // attempts: 2 — had each B waiter been charged, B's address would now be limited (429).
-  const afterwards = await get(COLD, 'some-unknown-key', ADDRESS_B);
-  t.equal(afterwards.status, 401, "B's address was not charged for A's refusal");
-  t.equal((await get(COLD, KEY_B, ADDRESS_B)).status, 200, 'and B keeps being served');
-  // A's refusal was its address's first failure: one more is answered 401, the next is limited.
-  t.equal((await get(COLD, 'unknown-key-1', ADDRESS_A)).status, 401, "A's address: its second failure");
-  t.equal((await get(COLD, 'unknown-key-2', ADDRESS_A)).status, 429, "A's address was charged for its own refusal");
-});
+    // attempts: 2 — had each B waiter been charged, B's address would now be limited (429).
+    const afterwards = await get(COLD, 'some-unknown-key', ADDRESS_B);
+    t.equal(afterwards.status, 401, "B's address was not charged for A's refusal");
+    t.equal((await get(COLD, KEY_B, ADDRESS_B)).status, 200, 'and B keeps being served');
+    // A's refusal was its address's first failure: one more is answered 401, the next is limited.
+    t.equal(
+      (await get(COLD, 'unknown-key-1', ADDRESS_A)).status,
+      401,
+      "A's address: its second failure",
+    );
+    t.equal(
+      (await get(COLD, 'unknown-key-2', ADDRESS_A)).status,
+      429,
+      "A's address was charged for its own refusal",
+    );
+  },
+);

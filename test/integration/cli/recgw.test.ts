@@ -27,9 +27,16 @@ interface Run {
 let cli: string | undefined;
 
 /** Runs recgw with only the given environment (plus PATH) and optional stdin. */
-async function recgw(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
+async function recgw(
+  args: string[],
+  env: Record<string, string> = {},
+  input?: string,
+): Promise<Run> {
   cli ??= join(dirname(await builtMain()), 'cli', 'main.js');
-  const child = spawn(process.execPath, [cli, ...args], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -71,7 +78,11 @@ void t.test('hash-key: the key file form the gateway accepts; the key never prin
   writeFileSync(file, snippet.stdout);
   const gw = await startGateway(t, { config: { auth: { mode: 'static', keyFile: file } } });
   t.equal((await gw.get('/api/external/v2/recordings?page_size=1', { key })).status, 200);
-  t.equal((await gw.get('/api/external/v2/recordings?page_size=1', { key: 'sim-acme-key-2' })).status, 401, 'an unlisted key is refused');
+  t.equal(
+    (await gw.get('/api/external/v2/recordings?page_size=1', { key: 'sim-acme-key-2' })).status,
+    401,
+    'an unlisted key is refused',
+  );
 
   const empty = await recgw(['hash-key'], {}, '');
   t.equal(empty.code, 1);
@@ -98,7 +109,11 @@ void t.test('check-config: valid â†’ 0 without listening; every problem listed â
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'gateway.yaml');
   writeFileSync(file, 'cache:\n  ttl:\n    list: soon\nlisting:\n  maxPageSiz: 10\n');
-  const bad = await recgw(['check-config'], { GATEWAY_CONFIG: file, PORT: 'eighty', ADMIN_TOKEN: 'a-secret-token' });
+  const bad = await recgw(['check-config'], {
+    GATEWAY_CONFIG: file,
+    PORT: 'eighty',
+    ADMIN_TOKEN: 'a-secret-token',
+  });
   t.equal(bad.code, 1);
   t.match(bad.stderr, /cache\.ttl\.list: "soon" is not a duration/);
   t.match(bad.stderr, /listing\.maxPageSiz: unknown key/);
@@ -117,50 +132,75 @@ void t.test('check-config: valid â†’ 0 without listening; every problem listed â
   t.match(missing.stderr, /missing\.json/);
 });
 
-void t.test('purge and inspect against a running gateway; refusals exit 1, no gateway exits 3', async (t) => {
-  const gw = await startGateway(t);
-  const env = { ADMIN_URL: `http://127.0.0.1:${gw.adminPort}`, ADMIN_TOKEN: TOKEN };
-  const recording = gw.sim.data['acme']![2]!;
-  await gw.get(`/api/external/v2/recordings/${recording.id}`);
+void t.test(
+  'purge and inspect against a running gateway; refusals exit 1, no gateway exits 3',
+  async (t) => {
+    const gw = await startGateway(t);
+    const env = { ADMIN_URL: `http://127.0.0.1:${gw.adminPort}`, ADMIN_TOKEN: TOKEN };
+    const recording = gw.sim.data['acme']![2]!;
+    await gw.get(`/api/external/v2/recordings/${recording.id}`);
 
-  const inspected = await recgw(['inspect', 'acme', recording.id, '--json'], env);
-  t.equal(inspected.code, 0, inspected.stderr);
-  t.equal(JSON.parse(inspected.stdout).tiers.l1.present, true);
-  const human = await recgw(['inspect', 'acme', recording.id], env);
-  t.match(human.stdout, /l1: status 200, stored .* fresh for \d+s/);
-  t.match(human.stdout, /l2: not configured/);
-  const page = await recgw(['inspect', 'acme', '--page-number', '2', '--page-size', '10', '--json'], env);
-  t.same(JSON.parse(page.stdout).resource, { page_number: 2, page_size: 10 });
+    const inspected = await recgw(['inspect', 'acme', recording.id, '--json'], env);
+    t.equal(inspected.code, 0, inspected.stderr);
+    t.equal(JSON.parse(inspected.stdout).tiers.l1.present, true);
+    const human = await recgw(['inspect', 'acme', recording.id], env);
+    t.match(human.stdout, /l1: status 200, stored .* fresh for \d+s/);
+    t.match(human.stdout, /l2: not configured/);
+    const page = await recgw(
+      ['inspect', 'acme', '--page-number', '2', '--page-size', '10', '--json'],
+      env,
+    );
+    t.same(JSON.parse(page.stdout).resource, { page_number: 2, page_size: 10 });
 
-  const purged = await recgw(['purge', 'acme', recording.id], env);
-  t.equal(purged.code, 0, purged.stderr);
-  t.match(purged.stdout, new RegExp(`purged recording ${recording.id} of acme`));
-  t.equal(JSON.parse((await recgw(['inspect', 'acme', recording.id, '--json'], env)).stdout).tiers.l1.present, false, 'gone after the purge');
-  const whole = await recgw(['purge', 'acme', '--json'], env);
-  t.equal(JSON.parse(whole.stdout).ok, true);
-  t.same(JSON.parse(whole.stdout).purged, { workspace: 'acme', recording: null });
+    const purged = await recgw(['purge', 'acme', recording.id], env);
+    t.equal(purged.code, 0, purged.stderr);
+    t.match(purged.stdout, new RegExp(`purged recording ${recording.id} of acme`));
+    t.equal(
+      JSON.parse((await recgw(['inspect', 'acme', recording.id, '--json'], env)).stdout).tiers.l1
+        .present,
+      false,
+      'gone after the purge',
+    );
+    const whole = await recgw(['purge', 'acme', '--json'], env);
+    t.equal(JSON.parse(whole.stdout).ok, true);
+    t.same(JSON.parse(whole.stdout).purged, { workspace: 'acme', recording: null });
 
-  const lists = await recgw(['purge', 'acme', '--lists', '--json'], env);
-  t.equal(lists.code, 0, lists.stderr);
-  t.same(JSON.parse(lists.stdout).purged, { workspace: 'acme', recording: null, lists: true });
-  const onePage = await recgw(['purge', 'acme', '--page-number', '1', '--page-size', '30'], env);
-  t.match(onePage.stdout, /purged list page 1 \(size 30\) of acme, with every list page/);
-  t.equal((await recgw(['purge', 'acme', recording.id, '--lists'], env)).code, 2, 'two forms at once');
-  t.equal((await recgw(['purge', 'acme', '--page-number', '1'], env)).code, 2, 'a page number without its size');
+    const lists = await recgw(['purge', 'acme', '--lists', '--json'], env);
+    t.equal(lists.code, 0, lists.stderr);
+    t.same(JSON.parse(lists.stdout).purged, { workspace: 'acme', recording: null, lists: true });
+    const onePage = await recgw(['purge', 'acme', '--page-number', '1', '--page-size', '30'], env);
+    t.match(onePage.stdout, /purged list page 1 \(size 30\) of acme, with every list page/);
+    t.equal(
+      (await recgw(['purge', 'acme', recording.id, '--lists'], env)).code,
+      2,
+      'two forms at once',
+    );
+    t.equal(
+      (await recgw(['purge', 'acme', '--page-number', '1'], env)).code,
+      2,
+      'a page number without its size',
+    );
 
-  const wrong = await recgw(['purge', 'acme'], { ...env, ADMIN_TOKEN: 'not-the-token' });
-  t.equal(wrong.code, 1);
-  t.match(wrong.stderr, /ADMIN_UNAUTHORIZED/);
-  const badInput = await recgw(['inspect', 'ACME'], env);
-  t.equal(badInput.code, 1);
-  t.match(badInput.stderr, /BAD_REQUEST/);
-  const noToken = await recgw(['purge', 'acme'], { ADMIN_URL: env.ADMIN_URL });
-  t.equal(noToken.code, 2);
-  t.match(noToken.stderr, /ADMIN_TOKEN is not set/);
-  const closed = await recgw(['purge', 'acme'], { ...env, ADMIN_URL: `http://127.0.0.1:${await freePort()}` });
-  t.equal(closed.code, 3);
-  t.match(closed.stderr, /cannot reach the admin API .*ECONNREFUSED/);
-  for (const run of [inspected, human, purged, whole, wrong, badInput, noToken, closed]) {
-    t.notOk(run.stdout.includes(TOKEN) || run.stderr.includes(TOKEN), 'the token is never printed');
-  }
-});
+    const wrong = await recgw(['purge', 'acme'], { ...env, ADMIN_TOKEN: 'not-the-token' });
+    t.equal(wrong.code, 1);
+    t.match(wrong.stderr, /ADMIN_UNAUTHORIZED/);
+    const badInput = await recgw(['inspect', 'ACME'], env);
+    t.equal(badInput.code, 1);
+    t.match(badInput.stderr, /BAD_REQUEST/);
+    const noToken = await recgw(['purge', 'acme'], { ADMIN_URL: env.ADMIN_URL });
+    t.equal(noToken.code, 2);
+    t.match(noToken.stderr, /ADMIN_TOKEN is not set/);
+    const closed = await recgw(['purge', 'acme'], {
+      ...env,
+      ADMIN_URL: `http://127.0.0.1:${await freePort()}`,
+    });
+    t.equal(closed.code, 3);
+    t.match(closed.stderr, /cannot reach the admin API .*ECONNREFUSED/);
+    for (const run of [inspected, human, purged, whole, wrong, badInput, noToken, closed]) {
+      t.notOk(
+        run.stdout.includes(TOKEN) || run.stderr.includes(TOKEN),
+        'the token is never printed',
+      );
+    }
+  },
+);

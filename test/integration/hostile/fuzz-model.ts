@@ -9,7 +9,11 @@ const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 const VALID_KEYS = ['sim-acme-key-1', 'sim-acme-key-2'];
 
 /** The simulator's acme data (40 recordings), computed as it does (same seed and peers), so generators can use real ids. */
-export const ACME = generateWorkspaceData('acme', { count: 40, seed: 1, peers: ['acme', 'globex', 'initech'] });
+export const ACME = generateWorkspaceData('acme', {
+  count: 40,
+  seed: 1,
+  peers: ['acme', 'globex', 'initech'],
+});
 
 /** A page or a recording the gateway must serve. */
 export type Served = { page: { number: number; size: number } } | { id: string };
@@ -52,7 +56,9 @@ export function queryVerdict(query: string): Verdict {
     if (number < 1 || (name === 'page_size' && number > 100)) return refuse;
     seen.set(name, number);
   }
-  return serve({ page: { number: seen.get('page_number') ?? 1, size: seen.get('page_size') ?? 30 } });
+  return serve({
+    page: { number: seen.get('page_number') ?? 1, size: seen.get('page_size') ?? 30 },
+  });
 }
 
 /** The route model: the two API paths exactly, a UUID or link code as the id; anything else is refused without an upstream call. */
@@ -68,10 +74,16 @@ export function targetVerdict(target: string): Verdict {
     const segment = path.slice(prefix.length + 1);
     if (segment.includes('/')) return refuse;
     if (query !== '') return { kind: 'refuse', status: 400 };
-    const found = UUID.test(segment) ? ACME.find((r) => r.id === segment.toLowerCase()) : LINK_CODE.test(segment) ? ACME.find((r) => r.public_link_id === segment) : undefined;
+    const found = UUID.test(segment)
+      ? ACME.find((r) => r.id === segment.toLowerCase())
+      : LINK_CODE.test(segment)
+        ? ACME.find((r) => r.public_link_id === segment)
+        : undefined;
     if (found !== undefined) return serve({ id: found.id });
     // A well-formed id the data lacks is the upstream's to judge (404); anything else is refused here.
-    return UUID.test(segment) || LINK_CODE.test(segment) ? { kind: 'lookup', status: 404 } : { kind: 'refuse', status: 404 };
+    return UUID.test(segment) || LINK_CODE.test(segment)
+      ? { kind: 'lookup', status: 404 }
+      : { kind: 'refuse', status: 404 };
   }
   return { kind: 'refuse', status: 404 };
 }
@@ -117,7 +129,8 @@ export function hostVerdict(raw: string): Verdict {
   if (labels.at(-1) === '') labels.pop();
   if (labels.includes('')) return malformed;
   const [workspace = '', suffix] = labels;
-  if (labels.length !== 2 || suffix !== 'localhost' || !DNS_LABEL.test(workspace)) return noWorkspace;
+  if (labels.length !== 2 || suffix !== 'localhost' || !DNS_LABEL.test(workspace))
+    return noWorkspace;
   if (workspace === 'acme') return serve({ page: { number: 1, size: 2 } });
   return { kind: 'lookup', status: OTHER_WORKSPACES.includes(workspace) ? 401 : 404 };
 }
@@ -129,7 +142,8 @@ export function acceptable(ranges: ReadonlyArray<readonly [string, string | unde
   let q = 0;
   for (const [type, weight] of ranges) {
     const lower = type.toLowerCase();
-    const specificity = lower === 'application/json' ? 3 : lower === 'application/*' ? 2 : lower === '*/*' ? 1 : -1;
+    const specificity =
+      lower === 'application/json' ? 3 : lower === 'application/*' ? 2 : lower === '*/*' ? 1 : -1;
     const value = weight === undefined ? 1 : Number(weight);
     if (specificity > best) {
       best = specificity;
@@ -150,10 +164,13 @@ export function headerVerdict(apiKey: string | undefined, blockBytes: number): V
   if (blockBytes > 16.5 * 1024) return { kind: 'refuse', status: 431 };
   const key = apiKey === undefined ? VALID_KEYS[0]! : trimOws(apiKey);
   const served: Served = { page: { number: 1, size: 4 } };
-  if (blockBytes > 15.5 * 1024) return VALID_KEYS.includes(key) ? { kind: 'either', served } : { kind: 'lookup' };
+  if (blockBytes > 15.5 * 1024)
+    return VALID_KEYS.includes(key) ? { kind: 'either', served } : { kind: 'lookup' };
   if (VALID_KEYS.includes(key)) return serve(served);
   // A key-shaped unknown key may be asked of the upstream once; anything else cannot be a key.
-  return /^[\x21-\x7e]{1,256}$/.test(key) ? { kind: 'lookup', status: 401 } : { kind: 'refuse', status: 401 };
+  return /^[\x21-\x7e]{1,256}$/.test(key)
+    ? { kind: 'lookup', status: 401 }
+    : { kind: 'refuse', status: 401 };
 }
 
 /** The text with every letter's case flipped (for link codes: another, unknown code). */

@@ -24,7 +24,9 @@ export interface Get {
   /** Offset (1…n-1) from the asking workspace to the one whose key is used as "foreign". */
   other: number;
   invalid: string;
-  target: { kind: 'list'; page: number | undefined; size: number | undefined } | { kind: 'recording'; ref: string };
+  target:
+    | { kind: 'list'; page: number | undefined; size: number | undefined }
+    | { kind: 'recording'; ref: string };
   head: boolean;
   v1: boolean;
 }
@@ -60,7 +62,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Ids and link codes to ask for: every shared one, a few own ones per workspace, odd spellings, unknowns. */
 export function refPool(sim: Simulator): string[] {
   const seen = new Map<string, number>();
-  for (const ws of WORKSPACES) for (const r of sim.data[ws]!) seen.set(r.id, (seen.get(r.id) ?? 0) + 1);
+  for (const ws of WORKSPACES)
+    for (const r of sim.data[ws]!) seen.set(r.id, (seen.get(r.id) ?? 0) + 1);
   const refs = new Set<string>();
   const add = (r: Recording | undefined): void => {
     if (r === undefined) return;
@@ -93,7 +96,8 @@ function keyFor(sim: Simulator, get: Get): string | null {
     case 'own-second':
       return own[1]!;
     case 'foreign': {
-      const other = WORKSPACES[(WORKSPACES.indexOf(get.workspace) + get.other) % WORKSPACES.length]!;
+      const other =
+        WORKSPACES[(WORKSPACES.indexOf(get.workspace) + get.other) % WORKSPACES.length]!;
       return sim.keys[other]![get.other % 2]!;
     }
     case 'invalid':
@@ -114,22 +118,35 @@ export function expectedAnswer(sim: Simulator, get: Get): Expected {
   const refused = get.key === 'missing' ? 'MISSING_KEY' : 'INVALID_KEY';
   if (get.target.kind === 'list') {
     const { page, size } = get.target;
-    const query = [page === undefined ? '' : `page_number=${page}`, size === undefined ? '' : `page_size=${size}`].filter(Boolean).join('&');
+    const query = [
+      page === undefined ? '' : `page_number=${page}`,
+      size === undefined ? '' : `page_size=${size}`,
+    ]
+      .filter(Boolean)
+      .join('&');
     const path = query === '' ? prefix : `${prefix}?${query}`;
     const number = page ?? 1;
     const pageSize = size ?? 30;
     const resource = `l:${number}:${pageSize}`;
     if (!valid) return { path, key, status: 401, code: refused, resource };
     const recordings = data.slice((number - 1) * pageSize, number * pageSize);
-    const pagination = { total_records: data.length, total_pages: Math.ceil(data.length / pageSize), current_page_number: number, page_size: pageSize };
+    const pagination = {
+      total_records: data.length,
+      total_pages: Math.ceil(data.length / pageSize),
+      current_page_number: number,
+      page_size: pageSize,
+    };
     return { path, key, status: 200, code: null, page: { recordings, pagination }, resource };
   }
   const ref = get.target.ref;
   const path = `${prefix}/${ref}`;
-  const recording = UUID.test(ref) ? data.find((r) => r.id === ref.toLowerCase()) : data.find((r) => r.public_link_id === ref);
+  const recording = UUID.test(ref)
+    ? data.find((r) => r.id === ref.toLowerCase())
+    : data.find((r) => r.public_link_id === ref);
   const resource = `r:${recording?.id ?? ref}`;
   if (!valid) return { path, key, status: 401, code: refused, resource };
-  if (recording === undefined) return { path, key, status: 404, code: 'RECORDING_NOT_FOUND', resource };
+  if (recording === undefined)
+    return { path, key, status: 404, code: 'RECORDING_NOT_FOUND', resource };
   return { path, key, status: 200, code: null, recording, resource };
 }
 
@@ -141,36 +158,57 @@ function fail(get: Get, expected: Expected, reply: Reply, why: string): never {
 }
 
 /** Checks one recording of an answer against the workspace's own copy, every field and their order; a problem, or undefined. */
-export function checkRecording(sim: Simulator, workspace: string, got: unknown, want: Recording): string | undefined {
+export function checkRecording(
+  sim: Simulator,
+  workspace: string,
+  got: unknown,
+  want: Recording,
+): string | undefined {
   if (typeof got !== 'object' || got === null) return 'not an object';
   const { transcoded_url: gotUrl, ...gotRest } = got as Record<string, unknown>;
   const { transcoded_url: wantUrl, ...wantRest } = want;
-  if (JSON.stringify(gotRest) !== JSON.stringify(wantRest)) return `recording ${want.id} differs from ${workspace}'s own copy`;
-  if (wantUrl === null) return gotUrl === null ? undefined : `${want.id}: transcoded_url should be null`;
+  if (JSON.stringify(gotRest) !== JSON.stringify(wantRest))
+    return `recording ${want.id} differs from ${workspace}'s own copy`;
+  if (wantUrl === null)
+    return gotUrl === null ? undefined : `${want.id}: transcoded_url should be null`;
   // The media path names the workspace: another tenant's URL for a shared id would differ here.
-  if (typeof gotUrl !== 'string' || new URL(gotUrl).pathname !== mediaPath(workspace, want.id)) return `${want.id}: transcoded_url ${String(gotUrl)} is not ${workspace}'s`;
-  if (!sim.verifyTranscodedUrl(gotUrl).valid) return `${want.id}: transcoded_url is not validly signed or has expired`;
+  if (typeof gotUrl !== 'string' || new URL(gotUrl).pathname !== mediaPath(workspace, want.id))
+    return `${want.id}: transcoded_url ${String(gotUrl)} is not ${workspace}'s`;
+  if (!sim.verifyTranscodedUrl(gotUrl).valid)
+    return `${want.id}: transcoded_url is not validly signed or has expired`;
   return undefined;
 }
 
 /** Throws when the reply is not exactly what `expected` allows; counts what it saw. */
-export function checkAnswer(sim: Simulator, get: Get, expected: Expected, reply: Reply, tally: Tally): void {
+export function checkAnswer(
+  sim: Simulator,
+  get: Get,
+  expected: Expected,
+  reply: Reply,
+  tally: Tally,
+): void {
   tally.answers.set(reply.status, (tally.answers.get(reply.status) ?? 0) + 1);
   if (reply.status !== expected.status) fail(get, expected, reply, 'wrong status');
-  if (reply.headers['content-type'] !== 'application/json; charset=utf-8') fail(get, expected, reply, 'not JSON');
+  if (reply.headers['content-type'] !== 'application/json; charset=utf-8')
+    fail(get, expected, reply, 'not JSON');
   const warmKey = `${get.instance} ${get.workspace} ${expected.resource}`;
   if (expected.status === 401 && tally.warm?.has(warmKey)) tally.refusedWarm += 1;
   if (get.head) {
     if (reply.text !== '') fail(get, expected, reply, 'HEAD with a body');
   } else if (expected.status !== 200) {
     const body = reply.json() as Record<string, unknown>;
-    if (Object.keys(body).join() !== 'error,code' || typeof body['error'] !== 'string') fail(get, expected, reply, 'error body is not {error, code}');
-    if (body['code'] !== expected.code) fail(get, expected, reply, `code ${String(body['code'])}, expected ${expected.code}`);
+    if (Object.keys(body).join() !== 'error,code' || typeof body['error'] !== 'string')
+      fail(get, expected, reply, 'error body is not {error, code}');
+    if (body['code'] !== expected.code)
+      fail(get, expected, reply, `code ${String(body['code'])}, expected ${expected.code}`);
   } else if (expected.page !== undefined) {
     const body = reply.json() as { recordings: unknown[]; pagination: unknown };
-    if (Object.keys(body).join() !== 'recordings,pagination') fail(get, expected, reply, 'list body fields');
-    if (JSON.stringify(body.pagination) !== JSON.stringify(expected.page.pagination)) fail(get, expected, reply, 'pagination differs');
-    if (body.recordings.length !== expected.page.recordings.length) fail(get, expected, reply, 'page length differs');
+    if (Object.keys(body).join() !== 'recordings,pagination')
+      fail(get, expected, reply, 'list body fields');
+    if (JSON.stringify(body.pagination) !== JSON.stringify(expected.page.pagination))
+      fail(get, expected, reply, 'pagination differs');
+    if (body.recordings.length !== expected.page.recordings.length)
+      fail(get, expected, reply, 'page length differs');
     expected.page.recordings.forEach((want, i) => {
       const problem = checkRecording(sim, get.workspace, body.recordings[i], want);
       if (problem !== undefined) fail(get, expected, reply, problem);
@@ -178,7 +216,9 @@ export function checkAnswer(sim: Simulator, get: Get, expected: Expected, reply:
   } else if (expected.recording !== undefined) {
     const problem = checkRecording(sim, get.workspace, reply.json(), expected.recording);
     if (problem !== undefined) fail(get, expected, reply, problem);
-    const shared = WORKSPACES.some((ws) => ws !== get.workspace && sim.data[ws]!.some((r) => r.id === expected.recording!.id));
+    const shared = WORKSPACES.some(
+      (ws) => ws !== get.workspace && sim.data[ws]!.some((r) => r.id === expected.recording!.id),
+    );
     if (shared) tally.sharedServed.add(`${get.workspace}:${expected.recording.id}`);
   }
   if (reply.status === 200) {

@@ -30,7 +30,13 @@ export function createKeyFile(t: Tap, keys: Record<string, string[]>): KeyFile {
     utimesSync(path, at, at);
   };
   const writeKeys = (table: Record<string, string[]>): void =>
-    writeText(JSON.stringify(Object.fromEntries(Object.entries(table).map(([ws, raw]) => [ws, raw.map((key) => hashKey(key))]))));
+    writeText(
+      JSON.stringify(
+        Object.fromEntries(
+          Object.entries(table).map(([ws, raw]) => [ws, raw.map((key) => hashKey(key))]),
+        ),
+      ),
+    );
   writeKeys(keys);
   return { path, dir, writeKeys, writeText };
 }

@@ -64,7 +64,11 @@ export interface ExchangeOptions {
 }
 
 /** Connects to 127.0.0.1:`port`, writes `payload`, and collects the answer until close or timeout. */
-export function exchange(port: number, payload: string | Buffer, options: ExchangeOptions = {}): Promise<RawExchange> {
+export function exchange(
+  port: number,
+  payload: string | Buffer,
+  options: ExchangeOptions = {},
+): Promise<RawExchange> {
   const { timeoutMs = 5000, chunkBytes, gapMs = 0, end = false, dribble = '' } = options;
   const bytes = typeof payload === 'string' ? Buffer.from(payload, 'latin1') : payload;
   return new Promise((resolve) => {
@@ -88,7 +92,14 @@ export function exchange(port: number, payload: string | Buffer, options: Exchan
   });
 }
 
-async function write(socket: Socket, bytes: Buffer, chunkBytes: number | undefined, gapMs: number, dribble: string, end: boolean): Promise<void> {
+async function write(
+  socket: Socket,
+  bytes: Buffer,
+  chunkBytes: number | undefined,
+  gapMs: number,
+  dribble: string,
+  end: boolean,
+): Promise<void> {
   if (chunkBytes === undefined) {
     socket.write(bytes);
   } else {

@@ -5,7 +5,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, copyFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  copyFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +40,11 @@ function run(command: string, args: string[]): Promise<void> {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited ${String(code)}:\n${output}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`${command} ${args.join(' ')} exited ${String(code)}:\n${output}`)),
+    );
   });
 }
 
@@ -49,7 +63,9 @@ export async function builtMain(): Promise<string> {
   }
   const hash = createHash('sha256');
   for (const file of sources) hash.update(file).update(readFileSync(file));
-  hash.update(readFileSync(join(root, 'tsconfig.json'))).update(readFileSync(join(root, 'tsconfig.build.json')));
+  hash
+    .update(readFileSync(join(root, 'tsconfig.json')))
+    .update(readFileSync(join(root, 'tsconfig.build.json')));
   const target = join(tmpdir(), `recgw-build-${hash.digest('hex').slice(0, 16)}`);
   const main = join(target, 'dist', 'main.js');
   const lock = `${target}.lock`;
@@ -67,7 +83,13 @@ export async function builtMain(): Promise<string> {
       if (existsSync(main)) break;
       const work = `${target}.${process.pid}`;
       rmSync(work, { recursive: true, force: true });
-      await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', join(work, 'dist')]);
+      await run(process.execPath, [
+        join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        join(work, 'dist'),
+      ]);
       copyFileSync(join(root, 'package.json'), join(work, 'package.json'));
       symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
       symlinkSync(join(root, 'config'), join(work, 'config'));
@@ -102,7 +124,10 @@ export interface GatewayProcess {
   /** Resolves when the process has exited. */
   exited: Promise<Exit>;
   /** Resolves with the first log line that `match` accepts, or rejects after `timeoutMs`. */
-  waitForLine(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  waitForLine(
+    match: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
 }
 
 /** Starts `node main.js` with `env` (over a minimal base environment); killed in teardown if still running. */
@@ -116,7 +141,9 @@ export function spawnGateway(t: Tap, main: string, env: Record<string, string>):
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<Exit>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<Exit>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   let done = false;
   void exited.then(() => (done = true));
   t.teardown(async () => {
@@ -140,8 +167,14 @@ export function spawnGateway(t: Tap, main: string, env: Record<string, string>):
         // Only complete lines: the last chunk may end mid-line.
         const found = lines().find(match);
         if (found !== undefined) return found;
-        if (done) throw new Error(`gateway exited before the expected line; stdout:\n${out}\nstderr:\n${err}`);
-        if (Date.now() > deadline) throw new Error(`no matching log line within ${timeoutMs} ms; stdout:\n${out}\nstderr:\n${err}`);
+        if (done)
+          throw new Error(
+            `gateway exited before the expected line; stdout:\n${out}\nstderr:\n${err}`,
+          );
+        if (Date.now() > deadline)
+          throw new Error(
+            `no matching log line within ${timeoutMs} ms; stdout:\n${out}\nstderr:\n${err}`,
+          );
         await sleep(25);
       }
     },
@@ -155,10 +188,16 @@ export async function startGatewayProcess(
 ): Promise<GatewayProcess & { port: number; adminPort: number }> {
   const main = await builtMain();
   // Port 0 everywhere: the kernel picks free ports, read back from the 'listening' line.
-  const gateway = spawnGateway(t, main, { HOST: '127.0.0.1', PORT: '0', ADMIN_HOST: '127.0.0.1', ADMIN_PORT: '0', LOG_LEVEL: 'info', ...env });
+  const gateway = spawnGateway(t, main, {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    ADMIN_HOST: '127.0.0.1',
+    ADMIN_PORT: '0',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
   const listening = await gateway.waitForLine((line) => line['msg'] === 'listening', 20_000);
   const port = (listening['public'] as { port: number }).port;
   const adminPort = (listening['admin'] as { port: number }).port;
   return { ...gateway, port, adminPort };
 }
-

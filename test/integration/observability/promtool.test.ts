@@ -9,7 +9,7 @@ import { GatewayMetrics } from '../../../src/observability/metrics.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const MISSING =
-  'promtool is not on PATH. It ships in Debian/Ubuntu\'s prometheus package ' +
+  "promtool is not on PATH. It ships in Debian/Ubuntu's prometheus package " +
   '(apt-get install -y --no-install-recommends prometheus) or in the Prometheus release tarball; .ci/run installs it.';
 
 interface Run {
@@ -24,7 +24,9 @@ function promtool(args: string[], input = ''): Promise<Run> {
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.on('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ENOENT' ? new Error(MISSING) : err));
+    child.on('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'ENOENT' ? new Error(MISSING) : err),
+    );
     child.on('close', (code) => resolve({ code, output }));
     child.stdin.end(input);
   });
@@ -43,30 +45,49 @@ void t.test('promtool test rules passes every alert unit test', async (t) => {
   t.notMatch(run.output, /FAILED/);
 });
 
-void t.test('every dashboard query is valid PromQL (promtool parses it as a recording rule)', async (t) => {
-  const dashboard = JSON.parse(readFileSync(join(root, 'config/grafana/recordings-gateway.json'), 'utf8')) as {
-    panels: Array<{ targets?: Array<{ expr: string }> }>;
-  };
-  // Grafana substitutes its interval variables before the query reaches Prometheus.
-  const exprs = dashboard.panels
-    .flatMap((panel) => panel.targets ?? [])
-    .map((target) => target.expr.replaceAll('$__rate_interval', '1m').replaceAll('$__range', '1h'));
-  t.ok(exprs.length > 20, `${exprs.length} queries`);
-  const file = join(t.testdir(), 'dashboard-queries.yml');
-  writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:query_${i}`, expr })) }] }));
-  const run = await promtool(['check', 'rules', file]);
-  t.equal(run.code, 0, run.output);
-  t.match(run.output, `SUCCESS: ${exprs.length} rules found`);
-});
+void t.test(
+  'every dashboard query is valid PromQL (promtool parses it as a recording rule)',
+  async (t) => {
+    const dashboard = JSON.parse(
+      readFileSync(join(root, 'config/grafana/recordings-gateway.json'), 'utf8'),
+    ) as {
+      panels: Array<{ targets?: Array<{ expr: string }> }>;
+    };
+    // Grafana substitutes its interval variables before the query reaches Prometheus.
+    const exprs = dashboard.panels
+      .flatMap((panel) => panel.targets ?? [])
+      .map((target) =>
+        target.expr.replaceAll('$__rate_interval', '1m').replaceAll('$__range', '1h'),
+      );
+    t.ok(exprs.length > 20, `${exprs.length} queries`);
+    const file = join(t.testdir(), 'dashboard-queries.yml');
+    writeFileSync(
+      file,
+      stringify({
+        groups: [
+          {
+            name: 'dashboard',
+            rules: exprs.map((expr, i) => ({ record: `dashboard:query_${i}`, expr })),
+          },
+        ],
+      }),
+    );
+    const run = await promtool(['check', 'rules', file]);
+    t.equal(run.code, 0, run.output);
+    t.match(run.output, `SUCCESS: ${exprs.length} rules found`);
+  },
+);
 
 /**
  * prom-client's own default gauges that promtool's lint flags for their `_total` suffix. They are
  * the library's names (dashboards rely on them as they are); anything else promtool says fails.
  */
 const PROM_CLIENT_LINT = new Set(
-  ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'].map(
-    (name) => `${name} non-counter metrics should not have "_total" suffix`,
-  ),
+  [
+    'nodejs_active_handles_total',
+    'nodejs_active_requests_total',
+    'nodejs_active_resources_total',
+  ].map((name) => `${name} non-counter metrics should not have "_total" suffix`),
 );
 
 /** A fresh GatewayMetrics with every one of its metrics given one realistic sample. */
@@ -98,25 +119,39 @@ function touchedMetrics(options: { defaultMetrics: boolean }): GatewayMetrics {
   return metrics;
 }
 
-void t.test('promtool check metrics: the gateway metrics lint clean once each is touched', async (t) => {
-  const metrics = touchedMetrics({ defaultMetrics: false });
-  const text = await metrics.scrape();
-  // Every gateway metric must be in the text with a sample, or the lint proves less than it claims.
-  const families = await metrics.json();
-  t.equal(families.length, 23, 'every GatewayMetrics field is exposed');
-  for (const { name } of families) t.match(text, new RegExp(`^${name}(_bucket|_sum|_count)?[{ ]`, 'm'), `${name} has a sample`);
+void t.test(
+  'promtool check metrics: the gateway metrics lint clean once each is touched',
+  async (t) => {
+    const metrics = touchedMetrics({ defaultMetrics: false });
+    const text = await metrics.scrape();
+    // Every gateway metric must be in the text with a sample, or the lint proves less than it claims.
+    const families = await metrics.json();
+    t.equal(families.length, 23, 'every GatewayMetrics field is exposed');
+    for (const { name } of families)
+      t.match(text, new RegExp(`^${name}(_bucket|_sum|_count)?[{ ]`, 'm'), `${name} has a sample`);
 
-  const run = await promtool(['check', 'metrics'], text);
-  t.equal(run.code, 0, run.output);
-  t.equal(run.output.trim(), '', 'no lint findings');
-});
+    const run = await promtool(['check', 'metrics'], text);
+    t.equal(run.code, 0, run.output);
+    t.equal(run.output.trim(), '', 'no lint findings');
+  },
+);
 
-void t.test('promtool check metrics: the full scrape, defaults included, has only prom-client\'s known findings', async (t) => {
-  const text = await touchedMetrics({ defaultMetrics: true }).scrape();
-  t.match(text, /^process_resident_memory_bytes /m, 'default metrics present');
-  const run = await promtool(['check', 'metrics'], text);
-  const findings = run.output.split('\n').filter((line) => line.trim() !== '');
-  t.same(findings.filter((line) => !PROM_CLIENT_LINT.has(line.trim())), [], 'no finding beyond the known ones');
-  // 0 = clean, 3 = lint findings only (promtool's lint exit code); 1 would be a parse error.
-  t.ok(run.code === 0 || (run.code === 3 && findings.length > 0), `exit ${String(run.code)}: ${run.output}`);
-});
+void t.test(
+  "promtool check metrics: the full scrape, defaults included, has only prom-client's known findings",
+  async (t) => {
+    const text = await touchedMetrics({ defaultMetrics: true }).scrape();
+    t.match(text, /^process_resident_memory_bytes /m, 'default metrics present');
+    const run = await promtool(['check', 'metrics'], text);
+    const findings = run.output.split('\n').filter((line) => line.trim() !== '');
+    t.same(
+      findings.filter((line) => !PROM_CLIENT_LINT.has(line.trim())),
+      [],
+      'no finding beyond the known ones',
+    );
+    // 0 = clean, 3 = lint findings only (promtool's lint exit code); 1 would be a parse error.
+    t.ok(
+      run.code === 0 || (run.code === 3 && findings.length > 0),
+      `exit ${String(run.code)}: ${run.output}`,
+    );
+  },
+);

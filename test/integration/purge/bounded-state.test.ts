@@ -27,32 +27,46 @@ async function retainedHeap(): Promise<number> {
 
 async function seeWorkspaces(gateway: TestGateway, prefix: string, count: number): Promise<void> {
   for (let i = 0; i < count; i += 500) {
-    await Promise.all(Array.from({ length: Math.min(500, count - i) }, async (_, j) => gateway.app.readThrough.generation(asWorkspaceId(`${prefix}${i + j}`)!)));
+    await Promise.all(
+      Array.from({ length: Math.min(500, count - i) }, async (_, j) =>
+        gateway.app.readThrough.generation(asWorkspaceId(`${prefix}${i + j}`)!),
+      ),
+    );
   }
 }
 
-void t.test('40,000 workspaces: the generation table stays within its bound, and the heap with it', async (t) => {
-  const redis = await startPrivateRedis(t);
-  const upstream = await startHeldUpstream(t, 1);
-  const bound = 5_000;
-  const [a] = (await startPurgeFleet(t, redis, upstream, 1, { cache: { purge: { maxWorkspaces: bound }, l1: { maxBytes: '64MiB' } } })) as [TestGateway];
-  // Fill the table first, so what follows measures the cost of workspaces beyond the bound.
-  await seeWorkspaces(a, 'warm', bound);
-  const heapFull = await retainedHeap();
-  const rssFull = process.memoryUsage().rss;
-  await seeWorkspaces(a, 'ws', 35_000);
-  const heapAfter = await retainedHeap();
-  t.equal(a.app.generations.size, bound, `40,000 workspaces seen, ${bound} held`);
-  t.comment(`retained heap ${(heapFull / MIB).toFixed(1)} MiB with the table full, ${(heapAfter / MIB).toFixed(1)} MiB after 35,000 more workspaces; RSS of the test process ${(rssFull / MIB).toFixed(0)} -> ${(process.memoryUsage().rss / MIB).toFixed(0)} MiB`);
-  // An unbounded table would keep 35,000 more entries (about 175 B each: over 5 MiB).
-  t.ok(heapAfter - heapFull < 1.5 * MIB, `retained heap grew ${((heapAfter - heapFull) / MIB).toFixed(2)} MiB for 35,000 workspaces beyond the bound`);
+void t.test(
+  '40,000 workspaces: the generation table stays within its bound, and the heap with it',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const upstream = await startHeldUpstream(t, 1);
+    const bound = 5_000;
+    const [a] = (await startPurgeFleet(t, redis, upstream, 1, {
+      cache: { purge: { maxWorkspaces: bound }, l1: { maxBytes: '64MiB' } },
+    })) as [TestGateway];
+    // Fill the table first, so what follows measures the cost of workspaces beyond the bound.
+    await seeWorkspaces(a, 'warm', bound);
+    const heapFull = await retainedHeap();
+    const rssFull = process.memoryUsage().rss;
+    await seeWorkspaces(a, 'ws', 35_000);
+    const heapAfter = await retainedHeap();
+    t.equal(a.app.generations.size, bound, `40,000 workspaces seen, ${bound} held`);
+    t.comment(
+      `retained heap ${(heapFull / MIB).toFixed(1)} MiB with the table full, ${(heapAfter / MIB).toFixed(1)} MiB after 35,000 more workspaces; RSS of the test process ${(rssFull / MIB).toFixed(0)} -> ${(process.memoryUsage().rss / MIB).toFixed(0)} MiB`,
+    );
+    // An unbounded table would keep 35,000 more entries (about 175 B each: over 5 MiB).
+    t.ok(
+      heapAfter - heapFull < 1.5 * MIB,
+      `retained heap grew ${((heapAfter - heapFull) / MIB).toFixed(2)} MiB for 35,000 workspaces beyond the bound`,
+    );
 
-  // A workspace pushed out and purged meanwhile: its reload finds the purge, nothing older is served.
-  const path = `/api/external/v2/recordings/${upstream.recordings[0]!.id}`;
-  const first = await servedFetch(a, path, 'ws0');
-  t.ok(first >= 0);
-  const held = a.app.generations.peek(asWorkspaceId('ws0')!);
-  await seeWorkspaces(a, 'other', bound);
-  t.not(a.app.generations.peek(asWorkspaceId('ws0')!), held, 'ws0 was pushed out');
-  t.ok((await servedFetch(a, path, 'ws0')) >= first, 'reloaded on its next request');
-});
+    // A workspace pushed out and purged meanwhile: its reload finds the purge, nothing older is served.
+    const path = `/api/external/v2/recordings/${upstream.recordings[0]!.id}`;
+    const first = await servedFetch(a, path, 'ws0');
+    t.ok(first >= 0);
+    const held = a.app.generations.peek(asWorkspaceId('ws0')!);
+    await seeWorkspaces(a, 'other', bound);
+    t.not(a.app.generations.peek(asWorkspaceId('ws0')!), held, 'ws0 was pushed out');
+    t.ok((await servedFetch(a, path, 'ws0')) >= first, 'reloaded on its next request');
+  },
+);

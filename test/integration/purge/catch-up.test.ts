@@ -20,61 +20,111 @@ async function purge(gw: TestGateway, workspace: string): Promise<number> {
   return reply.status;
 }
 
-void t.test('10,000 known workspaces, link lost 1.5 s, 10 purged through another app meanwhile: 0 stale once back', async (t) => {
-  const redis = await startPrivateRedis(t);
-  const upstream = await startHeldUpstream(t, 1);
-  const link = await startRedisProxy(t, redis.port);
-  const [a] = (await startPurgeFleet(t, { url: link.url, keyPrefix: redis.keyPrefix }, upstream, 1)) as [TestGateway];
-  const [b] = (await startPurgeFleet(t, { url: redis.url, keyPrefix: redis.keyPrefix }, upstream, 1)) as [TestGateway];
-  const names = Array.from({ length: 10_000 }, (_, i) => `w${i}`);
-  for (let i = 0; i < names.length; i += 1000) {
-    await Promise.all(names.slice(i, i + 1000).map(async (name) => a.app.readThrough.generation(asWorkspaceId(name)!)));
-  }
-  t.equal(a.app.generations.size, 10_000, 'A holds the generation of 10,000 workspaces');
-  const purged = names.slice(0, 10);
-  const path = `${R}/${upstream.recordings[0]!.id}`;
-  for (const workspace of purged) {
-    t.ok((await servedFetch(a, path, workspace)) >= 0);
-    t.match((await a.get(path, { workspace, key: 'purge-test-key' })).headers['cache-status'], /^recgw; hit/);
-  }
+void t.test(
+  '10,000 known workspaces, link lost 1.5 s, 10 purged through another app meanwhile: 0 stale once back',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const upstream = await startHeldUpstream(t, 1);
+    const link = await startRedisProxy(t, redis.port);
+    const [a] = (await startPurgeFleet(
+      t,
+      { url: link.url, keyPrefix: redis.keyPrefix },
+      upstream,
+      1,
+    )) as [TestGateway];
+    const [b] = (await startPurgeFleet(
+      t,
+      { url: redis.url, keyPrefix: redis.keyPrefix },
+      upstream,
+      1,
+    )) as [TestGateway];
+    const names = Array.from({ length: 10_000 }, (_, i) => `w${i}`);
+    for (let i = 0; i < names.length; i += 1000) {
+      await Promise.all(
+        names
+          .slice(i, i + 1000)
+          .map(async (name) => a.app.readThrough.generation(asWorkspaceId(name)!)),
+      );
+    }
+    t.equal(a.app.generations.size, 10_000, 'A holds the generation of 10,000 workspaces');
+    const purged = names.slice(0, 10);
+    const path = `${R}/${upstream.recordings[0]!.id}`;
+    for (const workspace of purged) {
+      t.ok((await servedFetch(a, path, workspace)) >= 0);
+      t.match(
+        (await a.get(path, { workspace, key: 'purge-test-key' })).headers['cache-status'],
+        /^recgw; hit/,
+      );
+    }
 
-  const cutAt = performance.now();
-  link.cutLink();
-  await waitFor(() => a.app.l2?.up === false, 2000, 'A to lose Redis');
-  const from = upstream.nextFetch;
-  for (const workspace of purged) t.equal(await purge(b, workspace), 200, `${workspace} purged through B`);
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1500 - (performance.now() - cutAt))));
-  const restoredAt = performance.now();
-  link.restore();
-  await waitFor(() => a.app.l2?.up === true, 10_000, 'A to reconnect');
-  const reconnectedAt = performance.now();
-  await waitFor(() => a.app.generations.syncedAt >= restoredAt, 10_000, 'A to catch up');
-  const caughtUp = performance.now() - reconnectedAt;
+    const cutAt = performance.now();
+    link.cutLink();
+    await waitFor(() => a.app.l2?.up === false, 2000, 'A to lose Redis');
+    const from = upstream.nextFetch;
+    for (const workspace of purged)
+      t.equal(await purge(b, workspace), 200, `${workspace} purged through B`);
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, 1500 - (performance.now() - cutAt))),
+    );
+    const restoredAt = performance.now();
+    link.restore();
+    await waitFor(() => a.app.l2?.up === true, 10_000, 'A to reconnect');
+    const reconnectedAt = performance.now();
+    await waitFor(() => a.app.generations.syncedAt >= restoredAt, 10_000, 'A to catch up');
+    const caughtUp = performance.now() - reconnectedAt;
 
-  let stale = 0;
-  for (const workspace of purged) if ((await servedFetch(a, path, workspace)) < from) stale++;
-  t.equal(stale, 0, '0 of 10 purged workspaces stale on A');
-  t.equal(await metric(a, 'recgw_purge_log_resets_total'), 0, 'the log reached back: nothing dropped beyond the 10');
-  t.ok(a.app.generations.size >= 9_990, `the other workspaces stay known (${a.app.generations.size})`);
-  t.comment(`knowing 10,000 workspaces, A reconnected ${(reconnectedAt - restoredAt).toFixed(0)} ms after the link came back (ioredis backoff) and caught up ${caughtUp.toFixed(0)} ms later`);
-});
+    let stale = 0;
+    for (const workspace of purged) if ((await servedFetch(a, path, workspace)) < from) stale++;
+    t.equal(stale, 0, '0 of 10 purged workspaces stale on A');
+    t.equal(
+      await metric(a, 'recgw_purge_log_resets_total'),
+      0,
+      'the log reached back: nothing dropped beyond the 10',
+    );
+    t.ok(
+      a.app.generations.size >= 9_990,
+      `the other workspaces stay known (${a.app.generations.size})`,
+    );
+    t.comment(
+      `knowing 10,000 workspaces, A reconnected ${(reconnectedAt - restoredAt).toFixed(0)} ms after the link came back (ioredis backoff) and caught up ${caughtUp.toFixed(0)} ms later`,
+    );
+  },
+);
 
-void t.test('while an app cannot reach Redis, it obeys a purge made elsewhere within cache.purge.maxLag', async (t) => {
-  const redis = await startPrivateRedis(t);
-  const upstream = await startHeldUpstream(t, 1);
-  const link = await startRedisProxy(t, redis.port);
-  const config = { cache: { purge: { maxLag: '1s', pollInterval: '100ms' } } };
-  const [a] = (await startPurgeFleet(t, { url: link.url, keyPrefix: redis.keyPrefix }, upstream, 1, config)) as [TestGateway];
-  const [b] = (await startPurgeFleet(t, { url: redis.url, keyPrefix: redis.keyPrefix }, upstream, 1, config)) as [TestGateway];
-  const path = `${R}/${upstream.recordings[0]!.id}`;
-  const before = await servedFetch(a, path);
-  t.equal(await servedFetch(a, path), before, 'an L1 hit');
-  link.cutLink();
-  await waitFor(() => a.app.l2?.up === false, 2000, 'A to lose Redis');
-  const from = upstream.nextFetch;
-  t.equal(await purge(b, 'acme'), 200);
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
-  const during = await servedFetch(a, path);
-  t.ok(during >= from, `still cut off, A no longer serves the purged entry (fetch ${during} ≥ ${from})`);
-  t.ok((await servedFetch(a, path)) >= from, 'nor anything fetched before the purge later on');
-});
+void t.test(
+  'while an app cannot reach Redis, it obeys a purge made elsewhere within cache.purge.maxLag',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const upstream = await startHeldUpstream(t, 1);
+    const link = await startRedisProxy(t, redis.port);
+    const config = { cache: { purge: { maxLag: '1s', pollInterval: '100ms' } } };
+    const [a] = (await startPurgeFleet(
+      t,
+      { url: link.url, keyPrefix: redis.keyPrefix },
+      upstream,
+      1,
+      config,
+    )) as [TestGateway];
+    const [b] = (await startPurgeFleet(
+      t,
+      { url: redis.url, keyPrefix: redis.keyPrefix },
+      upstream,
+      1,
+      config,
+    )) as [TestGateway];
+    const path = `${R}/${upstream.recordings[0]!.id}`;
+    const before = await servedFetch(a, path);
+    t.equal(await servedFetch(a, path), before, 'an L1 hit');
+    link.cutLink();
+    await waitFor(() => a.app.l2?.up === false, 2000, 'A to lose Redis');
+    const from = upstream.nextFetch;
+    t.equal(await purge(b, 'acme'), 200);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const during = await servedFetch(a, path);
+    t.ok(
+      during >= from,
+      `still cut off, A no longer serves the purged entry (fetch ${during} ≥ ${from})`,
+    );
+    t.ok((await servedFetch(a, path)) >= from, 'nor anything fetched before the purge later on');
+  },
+);

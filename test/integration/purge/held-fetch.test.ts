@@ -47,7 +47,10 @@ const scenarios: Scenario[] = [
     name: 'the recordings a list page warms, purged by workspace',
     start: () => `${R}?page_size=3`,
     purge: () => ({ workspace: 'acme' }),
-    reads: (u) => [`${R}?page_size=3`, ...u.recordings.slice(0, 3).flatMap((r) => [`${R}/${r.id}`, `${R}/${r.link}`])],
+    reads: (u) => [
+      `${R}?page_size=3`,
+      ...u.recordings.slice(0, 3).flatMap((r) => [`${R}/${r.id}`, `${R}/${r.link}`]),
+    ],
   },
   {
     name: 'the recordings a list page warms, purged by one recording',
@@ -70,28 +73,45 @@ const redis = await getRedis(t);
 
 for (const scenario of scenarios) {
   for (const via of ['the fetching app', 'the other app'] as const) {
-    void t.test(`${scenario.name}, purged through ${via}: the held fetch's value is never served after the purge`, async (t) => {
-      const upstream = await startHeldUpstream(t);
-      const [a, b] = (await startPurgeFleet(t, { url: redis.url, keyPrefix: `${redis.keyPrefix}-${t.name.length}-${Math.random().toString(36).slice(2)}` }, upstream)) as [TestGateway, TestGateway];
-      upstream.hold = true;
-      const pending = a.get(scenario.start(upstream));
-      await waitFor(() => upstream.held.length === 1, 2000, 'the fetch to reach the upstream');
-      const held = upstream.held[0]!.fetch;
-      upstream.hold = false;
+    void t.test(
+      `${scenario.name}, purged through ${via}: the held fetch's value is never served after the purge`,
+      async (t) => {
+        const upstream = await startHeldUpstream(t);
+        const [a, b] = (await startPurgeFleet(
+          t,
+          {
+            url: redis.url,
+            keyPrefix: `${redis.keyPrefix}-${t.name.length}-${Math.random().toString(36).slice(2)}`,
+          },
+          upstream,
+        )) as [TestGateway, TestGateway];
+        upstream.hold = true;
+        const pending = a.get(scenario.start(upstream));
+        await waitFor(() => upstream.held.length === 1, 2000, 'the fetch to reach the upstream');
+        const held = upstream.held[0]!.fetch;
+        upstream.hold = false;
 
-      t.equal(await purge(via === 'the fetching app' ? a : b, scenario.purge(upstream)), 200);
-      const purgedAt = performance.now();
-      await waitFor(() => a.app.generations.syncedAt >= purgedAt && b.app.generations.syncedAt >= purgedAt, 2000, 'both apps to read the purge');
-      upstream.releaseAll();
-      t.equal((await pending).status, 200, 'the request that began before the purge is answered');
-      // A list page stores the recordings it holds just after answering.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      for (const gw of [a, b]) {
-        for (const path of scenario.reads(upstream)) {
-          const fetch = await servedFetch(gw, path);
-          t.ok(fetch > held, `${gw === a ? 'A' : 'B'} ${path}: fetch ${fetch}, after the held fetch ${held}`);
+        t.equal(await purge(via === 'the fetching app' ? a : b, scenario.purge(upstream)), 200);
+        const purgedAt = performance.now();
+        await waitFor(
+          () => a.app.generations.syncedAt >= purgedAt && b.app.generations.syncedAt >= purgedAt,
+          2000,
+          'both apps to read the purge',
+        );
+        upstream.releaseAll();
+        t.equal((await pending).status, 200, 'the request that began before the purge is answered');
+        // A list page stores the recordings it holds just after answering.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        for (const gw of [a, b]) {
+          for (const path of scenario.reads(upstream)) {
+            const fetch = await servedFetch(gw, path);
+            t.ok(
+              fetch > held,
+              `${gw === a ? 'A' : 'B'} ${path}: fetch ${fetch}, after the held fetch ${held}`,
+            );
+          }
         }
-      }
-    });
+      },
+    );
   }
 }

@@ -61,7 +61,10 @@ function pathOf(real: Real, target: number): string {
 }
 
 function requiredFor(model: Model, target: number): number {
-  return Math.max(model.required.get('all') ?? 0, ...namesOf(target).map((name) => model.required.get(name) ?? 0));
+  return Math.max(
+    model.required.get('all') ?? 0,
+    ...namesOf(target).map((name) => model.required.get(name) ?? 0),
+  );
 }
 
 const tally = { commands: 0, judged: 0, stale: 0 };
@@ -70,12 +73,16 @@ const tally = { commands: 0, judged: 0, stale: 0 };
 function judge(read: InFlight, answer: { status: number; text: string }): void {
   if (read.required < 0) return;
   tally.judged++;
-  if (answer.status !== 200) throw new Error(`app ${read.app} ${read.path}: status ${answer.status} ${answer.text}`);
+  if (answer.status !== 200)
+    throw new Error(`app ${read.app} ${read.path}: status ${answer.status} ${answer.text}`);
   const body = JSON.parse(answer.text) as { title?: string; recordings?: Array<{ title: string }> };
   const titles = body.recordings?.map((r) => r.title) ?? [body.title];
   for (const title of titles) {
     const fetch = fetchOf(title);
-    if (fetch < read.required) throw new Error(`app ${read.app} ${read.path}: served "${title}" (fetch ${fetch}), purged: only fetches from ${read.required} on may be served`);
+    if (fetch < read.required)
+      throw new Error(
+        `app ${read.app} ${read.path}: served "${title}" (fetch ${fetch}), purged: only fetches from ${read.required} on may be served`,
+      );
   }
 }
 
@@ -89,14 +96,22 @@ function judgeSettled(model: Model): void {
   }
 }
 
-async function get(real: Real, app: number, path: string): Promise<{ status: number; text: string }> {
+async function get(
+  real: Real,
+  app: number,
+  path: string,
+): Promise<{ status: number; text: string }> {
   const reply = await real.apps[app]!.get(path, { workspace: real.workspace, key: 'model-key' });
   return { status: reply.status, text: reply.text };
 }
 
 /** Waits until a connected app has read the purge log completely since `since`. */
 async function caughtUp(real: Real, model: Model, since: number): Promise<void> {
-  await waitFor(() => real.apps.every((gw, i) => model.cut[i] || gw.app.generations.syncedAt >= since), 5000, 'the connected apps to read the purge log');
+  await waitFor(
+    () => real.apps.every((gw, i) => model.cut[i] || gw.app.generations.syncedAt >= since),
+    5000,
+    'the connected apps to read the purge log',
+  );
 }
 
 class Read implements fc.AsyncCommand<Model, Real> {
@@ -173,25 +188,32 @@ class Purge implements fc.AsyncCommand<Model, Real> {
     // Every fetch numbered below this one began before the purge was asked for.
     const from = real.upstream.nextFetch;
     const target = this.recording < 0 ? undefined : real.upstream.recordings[this.recording]!;
-    const body = target === undefined ? { workspace: real.workspace } : { workspace: real.workspace, recording: this.byLink ? target.link : target.id };
+    const body =
+      target === undefined
+        ? { workspace: real.workspace }
+        : { workspace: real.workspace, recording: this.byLink ? target.link : target.id };
     const reply = await real.apps[this.app]!.admin('/admin/purge', {
       method: 'POST',
       body: JSON.stringify(body),
       headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
     });
     if (model.cut[this.app]) {
-      if (reply.status !== 503) throw new Error(`a purge through a cut app answered ${reply.status}`);
+      if (reply.status !== 503)
+        throw new Error(`a purge through a cut app answered ${reply.status}`);
       return;
     }
     // 503: Redis could not confirm it (a slow moment); the model then requires nothing more.
     if (reply.status === 503) return;
     if (reply.status !== 200) throw new Error(`purge answered ${reply.status}: ${reply.text}`);
     const names = target === undefined ? ['all'] : [`r${this.recording}`, 'list'];
-    for (const name of names) model.required.set(name, Math.max(model.required.get(name) ?? 0, from));
+    for (const name of names)
+      model.required.set(name, Math.max(model.required.get(name) ?? 0, from));
     await caughtUp(real, model, performance.now());
   }
   toString(): string {
-    return this.recording < 0 ? `PurgeWorkspace(app ${this.app})` : `PurgeRecording(app ${this.app}, ${this.recording}${this.byLink ? ' by link' : ''})`;
+    return this.recording < 0
+      ? `PurgeWorkspace(app ${this.app})`
+      : `PurgeRecording(app ${this.app}, ${this.recording}${this.byLink ? ' by link' : ''})`;
   }
 }
 
@@ -229,7 +251,11 @@ class Cut implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real): Promise<void> {
     model.cut[this.app] = true;
     real.links[this.app]!.cutLink();
-    await waitFor(() => real.apps[this.app]!.app.l2?.up === false, 2000, 'the app to notice the cut');
+    await waitFor(
+      () => real.apps[this.app]!.app.l2?.up === false,
+      2000,
+      'the app to notice the cut',
+    );
   }
   toString(): string {
     return `Cut(app ${this.app})`;
@@ -244,7 +270,11 @@ class Restore implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real): Promise<void> {
     const since = performance.now();
     real.links[this.app]!.restore();
-    await waitFor(() => real.apps[this.app]!.app.generations.syncedAt >= since, 8000, 'the app to reconnect and catch up');
+    await waitFor(
+      () => real.apps[this.app]!.app.generations.syncedAt >= since,
+      8000,
+      'the app to reconnect and catch up',
+    );
     model.cut[this.app] = false;
   }
   toString(): string {
@@ -257,7 +287,9 @@ const target = fc.integer({ min: 0, max: TARGETS - 1 });
 const read = fc.tuple(app, target).map(([a, t]) => new Read(a, t, false));
 const held = fc.tuple(app, target).map(([a, t]) => new Read(a, t, true));
 const release = fc.nat().map((pick) => new Release(pick));
-const purgeRecording = fc.tuple(app, fc.integer({ min: 0, max: RECORDINGS - 1 }), fc.boolean()).map(([a, r, byLink]) => new Purge(a, r, byLink));
+const purgeRecording = fc
+  .tuple(app, fc.integer({ min: 0, max: RECORDINGS - 1 }), fc.boolean())
+  .map(([a, r, byLink]) => new Purge(a, r, byLink));
 // Picked uniformly: reads, held fetches, releases and recording purges (what a race needs) are repeated.
 const commands = fc.commands(
   [
@@ -280,45 +312,84 @@ const commands = fc.commands(
   { maxCommands: 30, size: 'max' },
 );
 
-void t.test('no read returns a value whose fetch began before a purge that covers it', async (t) => {
-  const redis = await startPrivateRedis(t);
-  const upstream = await startHeldUpstream(t, RECORDINGS);
-  const links: [RedisProxy, RedisProxy] = [await startRedisProxy(t, redis.port), await startRedisProxy(t, redis.port)];
-  const config = { cache: { purge: { pollInterval: '50ms', maxLag: '5s' }, redis: { commandTimeout: '200ms' } } };
-  const [a] = await startPurgeFleet(t, { url: links[0].url, keyPrefix: redis.keyPrefix }, upstream, 1, config);
-  const [b] = await startPurgeFleet(t, { url: links[1].url, keyPrefix: redis.keyPrefix }, upstream, 1, config);
-  const raw = new Redis(redis.url);
-  t.teardown(() => raw.quit());
-  let run = 0;
-  const runs = Number(process.env['FC_RUNS'] ?? 60);
-  const seed = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
-  const path = process.env['FC_PATH'];
-  const started = performance.now();
+void t.test(
+  'no read returns a value whose fetch began before a purge that covers it',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const upstream = await startHeldUpstream(t, RECORDINGS);
+    const links: [RedisProxy, RedisProxy] = [
+      await startRedisProxy(t, redis.port),
+      await startRedisProxy(t, redis.port),
+    ];
+    const config = {
+      cache: { purge: { pollInterval: '50ms', maxLag: '5s' }, redis: { commandTimeout: '200ms' } },
+    };
+    const [a] = await startPurgeFleet(
+      t,
+      { url: links[0].url, keyPrefix: redis.keyPrefix },
+      upstream,
+      1,
+      config,
+    );
+    const [b] = await startPurgeFleet(
+      t,
+      { url: links[1].url, keyPrefix: redis.keyPrefix },
+      upstream,
+      1,
+      config,
+    );
+    const raw = new Redis(redis.url);
+    t.teardown(() => raw.quit());
+    let run = 0;
+    const runs = Number(process.env['FC_RUNS'] ?? 60);
+    const seed = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
+    const path = process.env['FC_PATH'];
+    const started = performance.now();
 
-  await fc.assert(
-    fc.asyncProperty(commands, async (cmds) => {
-      const real: Real = { apps: [a!, b!], links, upstream, raw, keyPrefix: redis.keyPrefix, workspace: `m${run++}` };
-      const model: Model = { required: new Map(), cut: [false, false], inflight: [] };
-      try {
-        await fc.asyncModelRun(() => ({ model, real }), cmds);
-        tally.commands += [...cmds].length;
-        // Whatever is still held is released; each answer is judged by what was purged before it was asked.
-        upstream.releaseAll();
-        for (const read of model.inflight) read.settled ??= await read.promise;
-        judgeSettled(model);
-      } finally {
-        upstream.hold = false;
-        upstream.releaseAll();
-        await Promise.allSettled(model.inflight.map((read) => read.promise));
-        const since = performance.now();
-        for (const link of links) if (link.cut) link.restore();
-        await waitFor(() => real.apps.every((gw) => gw.app.generations.syncedAt >= since), 8000, 'both apps back and caught up');
-        // Old runs' workspaces must not be what a later Evict picks from: only this run's keys stay.
-        await raw.flushall();
-      }
-    }),
-    { numRuns: runs, ...(seed === undefined ? {} : { seed }), ...(path === undefined ? {} : { path }), endOnFailure: true, includeErrorInReport: true },
-  );
-  t.comment(`${runs} runs, ${tally.commands} commands, ${tally.judged} reads judged, in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  t.pass(`${runs} model runs without a purged value served`);
-});
+    await fc.assert(
+      fc.asyncProperty(commands, async (cmds) => {
+        const real: Real = {
+          apps: [a!, b!],
+          links,
+          upstream,
+          raw,
+          keyPrefix: redis.keyPrefix,
+          workspace: `m${run++}`,
+        };
+        const model: Model = { required: new Map(), cut: [false, false], inflight: [] };
+        try {
+          await fc.asyncModelRun(() => ({ model, real }), cmds);
+          tally.commands += [...cmds].length;
+          // Whatever is still held is released; each answer is judged by what was purged before it was asked.
+          upstream.releaseAll();
+          for (const read of model.inflight) read.settled ??= await read.promise;
+          judgeSettled(model);
+        } finally {
+          upstream.hold = false;
+          upstream.releaseAll();
+          await Promise.allSettled(model.inflight.map((read) => read.promise));
+          const since = performance.now();
+          for (const link of links) if (link.cut) link.restore();
+          await waitFor(
+            () => real.apps.every((gw) => gw.app.generations.syncedAt >= since),
+            8000,
+            'both apps back and caught up',
+          );
+          // Old runs' workspaces must not be what a later Evict picks from: only this run's keys stay.
+          await raw.flushall();
+        }
+      }),
+      {
+        numRuns: runs,
+        ...(seed === undefined ? {} : { seed }),
+        ...(path === undefined ? {} : { path }),
+        endOnFailure: true,
+        includeErrorInReport: true,
+      },
+    );
+    t.comment(
+      `${runs} runs, ${tally.commands} commands, ${tally.judged} reads judged, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+    t.pass(`${runs} model runs without a purged value served`);
+  },
+);

@@ -16,7 +16,11 @@ void t.test('a dead master takes L2 away only from its own workspaces', async (t
   t.teardown(() => raw.quit());
   // A generous command timeout: on a loaded test machine a 100 ms one also fails healthy commands,
   // which says nothing about which node failed.
-  const { tier, metrics, logs } = await tierFor(t, { nodes: cluster.nodes, keyPrefix: 'node-down' }, { redis: { commandTimeout: '500ms' } });
+  const { tier, metrics, logs } = await tierFor(
+    t,
+    { nodes: cluster.nodes, keyPrefix: 'node-down' },
+    { redis: { commandTimeout: '500ms' } },
+  );
   const workspaces = Array.from({ length: 12 }, (_, i) => `ws${i}` as WorkspaceId);
   const master = new Map<WorkspaceId, string>();
   for (const ws of workspaces) {
@@ -33,7 +37,10 @@ void t.test('a dead master takes L2 away only from its own workspaces', async (t
   const doomed = master.get(workspaces[0]!)!;
   const lost = workspaces.filter((ws) => master.get(ws) === doomed);
   const healthy = workspaces.filter((ws) => master.get(ws) !== doomed);
-  t.ok(lost.length > 0 && healthy.length > 0, `${lost.length} workspaces on the killed master, ${healthy.length} on the others`);
+  t.ok(
+    lost.length > 0 && healthy.length > 0,
+    `${lost.length} workspaces on the killed master, ${healthy.length} on the others`,
+  );
   await cluster.kill(Number(doomed.split(':')[1]));
 
   // Past cluster-node-timeout (2 s), so the cluster marks the master failed meanwhile.
@@ -42,7 +49,9 @@ void t.test('a dead master takes L2 away only from its own workspaces', async (t
   let lostHits = 0;
   const until = Date.now() + 4000;
   while (Date.now() < until) {
-    const round = await Promise.all(workspaces.map(async (ws) => [ws, await tier.get(ws, GEN(ws), KEY)] as const));
+    const round = await Promise.all(
+      workspaces.map(async (ws) => [ws, await tier.get(ws, GEN(ws), KEY)] as const),
+    );
     for (const [ws, value] of round) {
       if (healthy.includes(ws)) {
         healthyReads++;
@@ -51,13 +60,21 @@ void t.test('a dead master takes L2 away only from its own workspaces', async (t
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  t.ok(healthyMisses <= 2, `healthy masters' workspaces kept L2: ${healthyMisses} of ${healthyReads} reads failed`, { logs: logs.filter((line) => line['level'] === 40) });
-  t.equal(lostHits, 0, 'the dead master\'s workspaces read nothing (nothing stale, nothing stuck)');
+  t.ok(
+    healthyMisses <= 2,
+    `healthy masters' workspaces kept L2: ${healthyMisses} of ${healthyReads} reads failed`,
+    { logs: logs.filter((line) => line['level'] === 40) },
+  );
+  t.equal(lostHits, 0, "the dead master's workspaces read nothing (nothing stale, nothing stuck)");
   // Writes keep working for the healthy workspaces too.
   const ws = healthy[0]!;
   await tier.set(ws, GEN(ws), [[KEY, makeEntry({ etag: '"after"' })]]);
   const back = await tier.get(ws, GEN(ws), KEY);
-  t.equal(back?.kind === 'entry' ? back.etag : undefined, '"after"', 'a write after the kill lands');
+  t.equal(
+    back?.kind === 'entry' ? back.etag : undefined,
+    '"after"',
+    'a write after the kill lands',
+  );
   const errors = (await metrics.redisErrors.get()).values.reduce((sum, v) => sum + v.value, 0);
   t.ok(errors > 0, `the dead master's failures are counted (${errors})`);
 });

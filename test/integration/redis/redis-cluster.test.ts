@@ -23,7 +23,9 @@ const heardByB = recordPurges(b.tier);
 await untilRead(heardByB, undefined, 10_000);
 
 // Workspaces chosen so their slots land on different masters, proving keys follow the hash tag.
-const workspaces = ['acme', 'globex', 'initech', 'umbrella', 'hooli'].map((name) => name as WorkspaceId);
+const workspaces = ['acme', 'globex', 'initech', 'umbrella', 'hooli'].map(
+  (name) => name as WorkspaceId,
+);
 
 void t.test('every key of a workspace hashes to one slot', async (t) => {
   for (const ws of workspaces) {
@@ -37,7 +39,9 @@ void t.test('every key of a workspace hashes to one slot', async (t) => {
     const slots = await Promise.all(keys.map((key) => raw.cluster('KEYSLOT', key)));
     t.equal(new Set(slots).size, 1, `${ws}: one slot`);
   }
-  const slots = await Promise.all(workspaces.map((ws) => raw.cluster('KEYSLOT', generationKey(keyPrefix, ws))));
+  const slots = await Promise.all(
+    workspaces.map((ws) => raw.cluster('KEYSLOT', generationKey(keyPrefix, ws))),
+  );
   const masters = new Set(slots.map((slot) => raw.slots[slot]?.[0]));
   t.ok(masters.size > 1, `the test workspaces live on ${masters.size} different masters`);
 });
@@ -51,7 +55,11 @@ void t.test('checked sets and gets work for workspaces on every master', async (
       [PAGE, makeEntry()],
     ]);
     const back = await b.tier.get(ws, GEN, UUID);
-    t.equal(back?.kind === 'entry' ? back.etag : undefined, `"${ws}"`, `${ws} read back through the other instance`);
+    t.equal(
+      back?.kind === 'entry' ? back.etag : undefined,
+      `"${ws}"`,
+      `${ws} read back through the other instance`,
+    );
   }
   await a.tier.setVerdict(workspaces[0]!, 'd'.repeat(64) as KeyHash, true, 10_000);
   t.equal(await b.tier.getVerdict(workspaces[0]!, 'd'.repeat(64) as KeyHash), true);
@@ -64,22 +72,29 @@ void t.test('checked sets and gets work for workspaces on every master', async (
   t.equal((await a.metrics.redisErrors.get()).values.length, 0, 'no command failed');
 });
 
-void t.test('purges work on the cluster and are read from the log by the other instance', async (t) => {
-  const ws = workspaces[2]!;
-  const GEN = (await a.tier.loadGeneration(ws))!;
-  await a.tier.set(ws, GEN, [
-    [UUID, makeEntry()],
-    [LINK, { kind: 'alias', target: UUID, staleUntil: Date.now() + 60_000 }],
-  ]);
-  t.ok(await b.tier.get(ws, GEN, UUID), 'stored');
-  const after = await a.tier.purge(ws, 'list', [UUID, LINK]);
-  t.equal(after.all, GEN.all);
-  t.not(after.list, GEN.list);
-  t.equal(await b.tier.get(ws, GEN, UUID), undefined, 'deleted');
-  t.equal(await b.tier.get(ws, GEN, LINK), undefined, 'alias deleted');
-  const whole = await b.tier.purge(ws, 'all', []);
-  t.not(whole.all, GEN.all);
-  t.same(await a.tier.loadGeneration(ws), whole);
-  await waitFor(() => heardByB.forgotten.filter((name) => name === ws).length === 2, 3000, 'both log entries');
-  t.equal(heardByB.resets, 0, 'the log reached back: nothing lost');
-});
+void t.test(
+  'purges work on the cluster and are read from the log by the other instance',
+  async (t) => {
+    const ws = workspaces[2]!;
+    const GEN = (await a.tier.loadGeneration(ws))!;
+    await a.tier.set(ws, GEN, [
+      [UUID, makeEntry()],
+      [LINK, { kind: 'alias', target: UUID, staleUntil: Date.now() + 60_000 }],
+    ]);
+    t.ok(await b.tier.get(ws, GEN, UUID), 'stored');
+    const after = await a.tier.purge(ws, 'list', [UUID, LINK]);
+    t.equal(after.all, GEN.all);
+    t.not(after.list, GEN.list);
+    t.equal(await b.tier.get(ws, GEN, UUID), undefined, 'deleted');
+    t.equal(await b.tier.get(ws, GEN, LINK), undefined, 'alias deleted');
+    const whole = await b.tier.purge(ws, 'all', []);
+    t.not(whole.all, GEN.all);
+    t.same(await a.tier.loadGeneration(ws), whole);
+    await waitFor(
+      () => heardByB.forgotten.filter((name) => name === ws).length === 2,
+      3000,
+      'both log entries',
+    );
+    t.equal(heardByB.resets, 0, 'the log reached back: nothing lost');
+  },
+);

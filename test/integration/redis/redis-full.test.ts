@@ -11,23 +11,51 @@ void t.test('refused writes do not open the breaker; reads keep coming from L2',
   const raw = new Redis(redis.url);
   t.teardown(() => raw.quit());
   await raw.config('SET', 'maxmemory-policy', 'noeviction');
-  const { sim, gateways } = await startSharedGateways(t, { url: redis.url, keyPrefix: redis.keyPrefix }, { config: { cache: { redis: { commandTimeout: '200ms' } } } });
+  const { sim, gateways } = await startSharedGateways(
+    t,
+    { url: redis.url, keyPrefix: redis.keyPrefix },
+    { config: { cache: { redis: { commandTimeout: '200ms' } } } },
+  );
   const [a, b] = gateways;
   const warm = sim.data['acme']!.slice(0, 3);
-  for (const recording of warm) t.equal((await a.get(`/api/external/v2/recordings/${recording.id}`)).status, 200);
+  for (const recording of warm)
+    t.equal((await a.get(`/api/external/v2/recordings/${recording.id}`)).status, 200);
   // Wait for A's writes to land (they are not awaited by the request), then fill Redis up.
   // (Redis also holds the purge log and the workspace's generation hash: count the entries themselves.)
-  await waitFor(async () => (await Promise.all(warm.map(async (r) => (await raw.keys(`*:u:${r.id}`)).length))).every((n) => n > 0), 3000, 'warmed entries in Redis');
+  await waitFor(
+    async () =>
+      (await Promise.all(warm.map(async (r) => (await raw.keys(`*:u:${r.id}`)).length))).every(
+        (n) => n > 0,
+      ),
+    3000,
+    'warmed entries in Redis',
+  );
   await raw.set('filler', Buffer.alloc(2 * 1024 * 1024));
   await raw.config('SET', 'maxmemory', '1mb');
 
   // Cold recordings through A: each tries to write L2 and is refused; far more than the breaker's 3.
   const cold = sim.data['acme']!.slice(10, 20);
-  for (const recording of cold) t.equal((await a.get(`/api/external/v2/recordings/${recording.id}`)).status, 200, 'a miss is still answered');
-  await waitFor(async () => ((await metricSample(a, 'recgw_redis_full_total', 'op="set"')) ?? 0) >= 3, 3000, 'refused writes counted');
-  t.ok(((await metricSample(a, 'recgw_redis_errors_total', 'op="set"')) ?? 0) >= 3, 'and counted as errors of their op');
+  for (const recording of cold)
+    t.equal(
+      (await a.get(`/api/external/v2/recordings/${recording.id}`)).status,
+      200,
+      'a miss is still answered',
+    );
+  await waitFor(
+    async () => ((await metricSample(a, 'recgw_redis_full_total', 'op="set"')) ?? 0) >= 3,
+    3000,
+    'refused writes counted',
+  );
+  t.ok(
+    ((await metricSample(a, 'recgw_redis_errors_total', 'op="set"')) ?? 0) >= 3,
+    'and counted as errors of their op',
+  );
   t.equal(await metricSample(a, 'recgw_redis_up'), 1, 'recgw_redis_up stays 1');
-  t.same((await a.admin('/readyz')).json(), { status: 'degraded', redis: 'full' }, '/readyz tells full from down');
+  t.same(
+    (await a.admin('/readyz')).json(),
+    { status: 'degraded', redis: 'full' },
+    '/readyz tells full from down',
+  );
 
   // Reads still answer: B has nothing in L1 and gets A's warmed entries from Redis, not the upstream.
   const before = sim.counters.total;

@@ -7,7 +7,13 @@ import { recordingKey } from '../../../src/cache/keys.js';
 import { l2Key } from '../../../src/cache/redis-keys.js';
 import type { SharedTier } from '../../../src/cache/shared-tier.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
-import { makeEntry, metricValue, recordPurges, tierFor, untilRead } from '../../helpers/redis-tier.js';
+import {
+  makeEntry,
+  metricValue,
+  recordPurges,
+  tierFor,
+  untilRead,
+} from '../../helpers/redis-tier.js';
 
 const ACME = 'acme' as WorkspaceId;
 const KEY = recordingKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
@@ -33,66 +39,91 @@ async function breakerClosed(tier: SharedTier): Promise<void> {
   );
 }
 
-void t.test('Redis killed: calls resolve within the command timeout, state goes down; restarted: it is used again', async (t) => {
-  const redis = await startPrivateRedis(t);
-  const { tier, metrics } = await tierFor(t, redis);
-  const GEN = (await tier.loadGeneration(ACME))!;
-  await tier.set(ACME, GEN, [[KEY, makeEntry()]]);
-  t.ok(await tier.get(ACME, GEN, KEY), 'works before the outage');
+void t.test(
+  'Redis killed: calls resolve within the command timeout, state goes down; restarted: it is used again',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const { tier, metrics } = await tierFor(t, redis);
+    const GEN = (await tier.loadGeneration(ACME))!;
+    await tier.set(ACME, GEN, [[KEY, makeEntry()]]);
+    t.ok(await tier.get(ACME, GEN, KEY), 'works before the outage');
 
-  await redis.stop();
-  for (let i = 0; i < 5; i++) {
-    const get = await timed(() => tier.get(ACME, GEN, KEY));
-    t.equal(get.value, undefined, 'get answers a miss');
-    t.ok(get.ms < BOUND_MS, `get took ${get.ms.toFixed(1)}ms`);
-    const set = await timed(() => tier.set(ACME, GEN, [[KEY, makeEntry()]]));
-    t.ok(set.ms < BOUND_MS, `set took ${set.ms.toFixed(1)}ms`);
-    const verdict = await timed(() => tier.getVerdict(ACME, HASH));
-    t.equal(verdict.value, undefined);
-    t.ok(verdict.ms < BOUND_MS, `getVerdict took ${verdict.ms.toFixed(1)}ms`);
-  }
-  t.equal((await tier.tryLock(ACME, GEN, KEY, 1000)).state, 'unavailable');
-  t.equal(await tier.loadGeneration(ACME), undefined);
-  await t.rejects(tier.purge(ACME, 'all', []), { name: 'RedisUnavailableError' }, 'a purge tells the operator it did not happen');
-  await waitFor(() => !tier.up, 2000, 'up to turn false');
-  t.equal(await metricValue(metrics, 'recgw_redis_up'), 0);
-  t.ok((await metricValue(metrics, 'recgw_redis_errors_total', { op: 'get' })) >= 1, 'get errors counted');
+    await redis.stop();
+    for (let i = 0; i < 5; i++) {
+      const get = await timed(() => tier.get(ACME, GEN, KEY));
+      t.equal(get.value, undefined, 'get answers a miss');
+      t.ok(get.ms < BOUND_MS, `get took ${get.ms.toFixed(1)}ms`);
+      const set = await timed(() => tier.set(ACME, GEN, [[KEY, makeEntry()]]));
+      t.ok(set.ms < BOUND_MS, `set took ${set.ms.toFixed(1)}ms`);
+      const verdict = await timed(() => tier.getVerdict(ACME, HASH));
+      t.equal(verdict.value, undefined);
+      t.ok(verdict.ms < BOUND_MS, `getVerdict took ${verdict.ms.toFixed(1)}ms`);
+    }
+    t.equal((await tier.tryLock(ACME, GEN, KEY, 1000)).state, 'unavailable');
+    t.equal(await tier.loadGeneration(ACME), undefined);
+    await t.rejects(
+      tier.purge(ACME, 'all', []),
+      { name: 'RedisUnavailableError' },
+      'a purge tells the operator it did not happen',
+    );
+    await waitFor(() => !tier.up, 2000, 'up to turn false');
+    t.equal(await metricValue(metrics, 'recgw_redis_up'), 0);
+    t.ok(
+      (await metricValue(metrics, 'recgw_redis_errors_total', { op: 'get' })) >= 1,
+      'get errors counted',
+    );
 
-  await redis.start();
-  await waitFor(() => tier.up, 5000, 'up again after the restart');
-  t.equal(await metricValue(metrics, 'recgw_redis_up'), 1);
-  // Restarted without data: the old tokens are gone, and new ones are drawn.
-  const fresh = (await tier.loadGeneration(ACME))!;
-  t.not(fresh.all, GEN.all);
-  await tier.set(ACME, fresh, [[KEY, makeEntry()]]);
-  t.ok(await tier.get(ACME, fresh, KEY), 'set/get work on the same tier object');
-});
+    await redis.start();
+    await waitFor(() => tier.up, 5000, 'up again after the restart');
+    t.equal(await metricValue(metrics, 'recgw_redis_up'), 1);
+    // Restarted without data: the old tokens are gone, and new ones are drawn.
+    const fresh = (await tier.loadGeneration(ACME))!;
+    t.not(fresh.all, GEN.all);
+    await tier.set(ACME, fresh, [[KEY, makeEntry()]]);
+    t.ok(await tier.get(ACME, fresh, KEY), 'set/get work on the same tier object');
+  },
+);
 
-void t.test('Redis stalled: the first calls time out, then the breaker skips Redis at no cost until it answers', async (t) => {
-  const redis = await startPrivateRedis(t);
-  const { tier, metrics, logs } = await tierFor(t, redis);
-  const GEN = (await tier.loadGeneration(ACME))!;
-  redis.pause();
-  t.teardown(() => redis.resume());
-  const first = await timed(() => tier.get(ACME, GEN, KEY));
-  t.equal(first.value, undefined);
-  t.ok(first.ms >= 90 && first.ms < BOUND_MS, `a stalled command is cut at the timeout (${first.ms.toFixed(1)}ms)`);
-  await tier.get(ACME, GEN, KEY);
-  await tier.get(ACME, GEN, KEY);
-  t.equal(tier.up, false, 'three timeouts in a row open the breaker');
-  t.equal(await metricValue(metrics, 'recgw_redis_up'), 0);
-  const skipped = await timed(() => tier.get(ACME, GEN, KEY));
-  t.ok(skipped.ms < 10, `while open, a call costs nothing (${skipped.ms.toFixed(1)}ms)`);
-  t.equal(await metricValue(metrics, 'recgw_redis_errors_total', { op: 'get' }), 3, 'skipped calls are not counted as failed commands');
-  const failureLines = logs.filter((line) => line['msg'] === 'redis command failed');
-  t.equal(failureLines.length, 1, 'failures are logged once per interval, not per call');
-  t.ok(logs.some((line) => line['msg'] === 'redis breaker open: commands skipped, serving from L1 and upstream'));
+void t.test(
+  'Redis stalled: the first calls time out, then the breaker skips Redis at no cost until it answers',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const { tier, metrics, logs } = await tierFor(t, redis);
+    const GEN = (await tier.loadGeneration(ACME))!;
+    redis.pause();
+    t.teardown(() => redis.resume());
+    const first = await timed(() => tier.get(ACME, GEN, KEY));
+    t.equal(first.value, undefined);
+    t.ok(
+      first.ms >= 90 && first.ms < BOUND_MS,
+      `a stalled command is cut at the timeout (${first.ms.toFixed(1)}ms)`,
+    );
+    await tier.get(ACME, GEN, KEY);
+    await tier.get(ACME, GEN, KEY);
+    t.equal(tier.up, false, 'three timeouts in a row open the breaker');
+    t.equal(await metricValue(metrics, 'recgw_redis_up'), 0);
+    const skipped = await timed(() => tier.get(ACME, GEN, KEY));
+    t.ok(skipped.ms < 10, `while open, a call costs nothing (${skipped.ms.toFixed(1)}ms)`);
+    t.equal(
+      await metricValue(metrics, 'recgw_redis_errors_total', { op: 'get' }),
+      3,
+      'skipped calls are not counted as failed commands',
+    );
+    const failureLines = logs.filter((line) => line['msg'] === 'redis command failed');
+    t.equal(failureLines.length, 1, 'failures are logged once per interval, not per call');
+    t.ok(
+      logs.some(
+        (line) =>
+          line['msg'] === 'redis breaker open: commands skipped, serving from L1 and upstream',
+      ),
+    );
 
-  redis.resume();
-  // After the cooldown one probe goes through; once it answers the breaker closes.
-  await breakerClosed(tier);
-  t.equal(await metricValue(metrics, 'recgw_redis_up'), 1);
-});
+    redis.resume();
+    // After the cooldown one probe goes through; once it answers the breaker closes.
+    await breakerClosed(tier);
+    t.equal(await metricValue(metrics, 'recgw_redis_up'), 1);
+  },
+);
 
 void t.test('a purge made while the subscriber was away is read from the purge log', async (t) => {
   const redis = await startPrivateRedis(t);
@@ -102,7 +133,13 @@ void t.test('a purge made while the subscriber was away is read from the purge l
   await untilRead(heard);
   const raw = new Redis(redis.url);
   t.teardown(() => raw.quit());
-  await waitFor(async () => Number(await raw.pubsub('NUMSUB', `${redis.keyPrefix}:purge`).then((reply) => reply[1])) === 2, 3000, 'the subscriptions');
+  await waitFor(
+    async () =>
+      Number(await raw.pubsub('NUMSUB', `${redis.keyPrefix}:purge`).then((reply) => reply[1])) ===
+      2,
+    3000,
+    'the subscriptions',
+  );
 
   // Drop the subscribers and purge while they are away: the wake-up is missed, the log entry is not.
   await raw.client('KILL', 'TYPE', 'pubsub');
@@ -117,34 +154,58 @@ void t.test('writes skipped while Redis stalls are replayed once it answers agai
   const GEN = (await tier.loadGeneration(ACME))!;
   redis.pause();
   t.teardown(() => redis.resume());
-  const keys = [recordingKey('backlog-1'), recordingKey('backlog-2'), recordingKey('backlog-3'), recordingKey('backlog-4')];
+  const keys = [
+    recordingKey('backlog-1'),
+    recordingKey('backlog-2'),
+    recordingKey('backlog-3'),
+    recordingKey('backlog-4'),
+  ];
   // The first three time out and open the breaker; the fourth is skipped outright.
   for (const key of keys) await tier.set(ACME, GEN, [[key, makeEntry()]]);
   t.equal(tier.up, false, 'breaker open');
   redis.resume();
   await breakerClosed(tier);
-  await waitFor(async () => (await Promise.all(keys.map((key) => tier.get(ACME, GEN, key)))).every((v) => v !== undefined), 3000, 'the postponed writes to land');
-  for (const key of keys) t.ok(await tier.get(ACME, GEN, key), `${key} reached Redis after the stall`);
+  await waitFor(
+    async () =>
+      (await Promise.all(keys.map((key) => tier.get(ACME, GEN, key)))).every(
+        (v) => v !== undefined,
+      ),
+    3000,
+    'the postponed writes to land',
+  );
+  for (const key of keys)
+    t.ok(await tier.get(ACME, GEN, key), `${key} reached Redis after the stall`);
 });
 
-void t.test('a postponed write made under a generation Redis has since left is refused on replay', async (t) => {
-  const redis = await startPrivateRedis(t);
-  const { tier } = await tierFor(t, redis);
-  const forgotten: WorkspaceId[] = [];
-  tier.onPurge({ forget: (ws) => forgotten.push(ws), forgetAll: () => {}, synced: () => {} });
-  const raw = new Redis(redis.url);
-  t.teardown(() => raw.quit());
-  const before = (await tier.loadGeneration(ACME))!;
-  // A restart without data: the tokens this instance holds are gone from Redis.
-  await redis.stop();
-  await waitFor(() => !tier.up, 3000, 'the tier to notice');
-  const old = recordingKey('old-generation');
-  await tier.set(ACME, before, [[old, makeEntry()]]);
-  await redis.start();
-  await waitFor(() => forgotten.includes(ACME), 5000, 'the replay to be refused and the generation forgotten');
-  t.equal(await raw.exists(l2Key(redis.keyPrefix, ACME, before, old)), 0, 'nothing written under the lost tokens');
-  // Whatever tokens are drawn next, they are fresh ones: the old answer cannot reappear.
-  const fresh = (await tier.loadGeneration(ACME))!;
-  t.not(fresh.all, before.all);
-  t.equal(await tier.get(ACME, fresh, old), undefined);
-});
+void t.test(
+  'a postponed write made under a generation Redis has since left is refused on replay',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const { tier } = await tierFor(t, redis);
+    const forgotten: WorkspaceId[] = [];
+    tier.onPurge({ forget: (ws) => forgotten.push(ws), forgetAll: () => {}, synced: () => {} });
+    const raw = new Redis(redis.url);
+    t.teardown(() => raw.quit());
+    const before = (await tier.loadGeneration(ACME))!;
+    // A restart without data: the tokens this instance holds are gone from Redis.
+    await redis.stop();
+    await waitFor(() => !tier.up, 3000, 'the tier to notice');
+    const old = recordingKey('old-generation');
+    await tier.set(ACME, before, [[old, makeEntry()]]);
+    await redis.start();
+    await waitFor(
+      () => forgotten.includes(ACME),
+      5000,
+      'the replay to be refused and the generation forgotten',
+    );
+    t.equal(
+      await raw.exists(l2Key(redis.keyPrefix, ACME, before, old)),
+      0,
+      'nothing written under the lost tokens',
+    );
+    // Whatever tokens are drawn next, they are fresh ones: the old answer cannot reappear.
+    const fresh = (await tier.loadGeneration(ACME))!;
+    t.not(fresh.all, before.all);
+    t.equal(await tier.get(ACME, fresh, old), undefined);
+  },
+);

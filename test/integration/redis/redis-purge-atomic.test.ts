@@ -42,19 +42,32 @@ async function publishSwallowingProxy(t: TestLike, port: number): Promise<string
   return `redis://127.0.0.1:${address.port}`;
 }
 
-void t.test('a purge whose wake-up could not be sent as a command of its own still moves and logs together', async (t) => {
-  const redis = await startPrivateRedis(t);
-  const proxy = await publishSwallowingProxy(t, redis.port);
-  const { tier } = await tierFor(t, { url: proxy, keyPrefix: redis.keyPrefix });
-  const heard = recordPurges(tier);
-  await untilRead(heard);
-  const raw = new Redis(redis.url);
-  t.teardown(() => raw.quit());
+void t.test(
+  'a purge whose wake-up could not be sent as a command of its own still moves and logs together',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const proxy = await publishSwallowingProxy(t, redis.port);
+    const { tier } = await tierFor(t, { url: proxy, keyPrefix: redis.keyPrefix });
+    const heard = recordPurges(tier);
+    await untilRead(heard);
+    const raw = new Redis(redis.url);
+    t.teardown(() => raw.quit());
 
-  // The old way (MULTI, then PUBLISH as a second command) timed out here with Redis already moved.
-  const generation = await tier.purge(ACME, 'all', []);
-  t.equal(await raw.hget(generationKey(redis.keyPrefix, ACME), 'all'), String(generation.all), 'Redis moved');
-  const [last] = (await raw.xrevrange(purgeLogKey(redis.keyPrefix), '+', '-', 'COUNT', 1)) as Array<[string, string[]]>;
-  t.equal(last?.[1][1], 'acme', 'and logged the purge in the same script');
-  await waitFor(() => heard.forgotten.includes(ACME), 2000, 'the purge read from the log');
-});
+    // The old way (MULTI, then PUBLISH as a second command) timed out here with Redis already moved.
+    const generation = await tier.purge(ACME, 'all', []);
+    t.equal(
+      await raw.hget(generationKey(redis.keyPrefix, ACME), 'all'),
+      String(generation.all),
+      'Redis moved',
+    );
+    const [last] = (await raw.xrevrange(
+      purgeLogKey(redis.keyPrefix),
+      '+',
+      '-',
+      'COUNT',
+      1,
+    )) as Array<[string, string[]]>;
+    t.equal(last?.[1][1], 'acme', 'and logged the purge in the same script');
+    await waitFor(() => heard.forgotten.includes(ACME), 2000, 'the purge read from the log');
+  },
+);

@@ -22,44 +22,71 @@ await untilRead(seenByB);
 const raw = new Redis(redis.url);
 t.teardown(() => raw.quit());
 
-void t.test('a workspace purge through one instance is read by both, and both load the new generation', async (t) => {
-  const before = (await b.tier.loadGeneration(ACME)) as Generation;
-  t.same(await a.tier.loadGeneration(ACME), before, 'one generation for both');
-  const generation = await a.tier.purge(ACME, 'all', []);
-  t.not(generation.all, before.all, 'a new `all` token');
-  t.not(generation.list, before.list, 'and a new `list` token');
-  await waitFor(() => seenByA.forgotten.includes(ACME) && seenByB.forgotten.includes(ACME), 2000, 'the log entry');
-  t.same(await b.tier.loadGeneration(ACME), generation);
-  t.same(await a.tier.loadGeneration(ACME), generation);
-});
+void t.test(
+  'a workspace purge through one instance is read by both, and both load the new generation',
+  async (t) => {
+    const before = (await b.tier.loadGeneration(ACME)) as Generation;
+    t.same(await a.tier.loadGeneration(ACME), before, 'one generation for both');
+    const generation = await a.tier.purge(ACME, 'all', []);
+    t.not(generation.all, before.all, 'a new `all` token');
+    t.not(generation.list, before.list, 'and a new `list` token');
+    await waitFor(
+      () => seenByA.forgotten.includes(ACME) && seenByB.forgotten.includes(ACME),
+      2000,
+      'the log entry',
+    );
+    t.same(await b.tier.loadGeneration(ACME), generation);
+    t.same(await a.tier.loadGeneration(ACME), generation);
+  },
+);
 
-void t.test('a recording purge deletes its keys under the current generation and moves list', async (t) => {
-  const before = (await a.tier.loadGeneration(ACME)) as Generation;
-  const page = listKey(1, 30);
-  await a.tier.set(ACME, before, [
-    [UUID, makeEntry()],
-    [LINK, { kind: 'alias', target: UUID, staleUntil: Date.now() + 60_000 }],
-    [OTHER_REC, makeEntry()],
-    [page, makeEntry()],
-  ]);
-  const after = await b.tier.purge(ACME, 'list', [UUID, LINK]);
-  t.equal(after.all, before.all);
-  t.not(after.list, before.list);
-  t.equal(await a.tier.get(ACME, before, UUID), undefined, 'the recording is gone');
-  t.equal(await a.tier.get(ACME, before, LINK), undefined, 'its link-code alias is gone');
-  t.ok(await a.tier.get(ACME, after, OTHER_REC), 'other recordings stay (their tag did not move)');
-  t.ok(await a.tier.get(ACME, before, page), 'the old page is still stored...');
-  t.equal(await a.tier.get(ACME, after, page), undefined, '...but no longer reachable under the new list generation');
-  t.not(l2Key(redis.keyPrefix, ACME, before, page), l2Key(redis.keyPrefix, ACME, after, page));
-  // A recording fetch begun before the purge, stored after it: Redis refuses it (list moved).
-  await a.tier.set(ACME, before, [[UUID, makeEntry()]]);
-  t.equal(await a.tier.get(ACME, after, UUID), undefined, 'a write begun before the purge is refused');
-});
+void t.test(
+  'a recording purge deletes its keys under the current generation and moves list',
+  async (t) => {
+    const before = (await a.tier.loadGeneration(ACME)) as Generation;
+    const page = listKey(1, 30);
+    await a.tier.set(ACME, before, [
+      [UUID, makeEntry()],
+      [LINK, { kind: 'alias', target: UUID, staleUntil: Date.now() + 60_000 }],
+      [OTHER_REC, makeEntry()],
+      [page, makeEntry()],
+    ]);
+    const after = await b.tier.purge(ACME, 'list', [UUID, LINK]);
+    t.equal(after.all, before.all);
+    t.not(after.list, before.list);
+    t.equal(await a.tier.get(ACME, before, UUID), undefined, 'the recording is gone');
+    t.equal(await a.tier.get(ACME, before, LINK), undefined, 'its link-code alias is gone');
+    t.ok(
+      await a.tier.get(ACME, after, OTHER_REC),
+      'other recordings stay (their tag did not move)',
+    );
+    t.ok(await a.tier.get(ACME, before, page), 'the old page is still stored...');
+    t.equal(
+      await a.tier.get(ACME, after, page),
+      undefined,
+      '...but no longer reachable under the new list generation',
+    );
+    t.not(l2Key(redis.keyPrefix, ACME, before, page), l2Key(redis.keyPrefix, ACME, after, page));
+    // A recording fetch begun before the purge, stored after it: Redis refuses it (list moved).
+    await a.tier.set(ACME, before, [[UUID, makeEntry()]]);
+    t.equal(
+      await a.tier.get(ACME, after, UUID),
+      undefined,
+      'a write begun before the purge is refused',
+    );
+  },
+);
 
 void t.test('each log entry names the one before it', async (t) => {
   await a.tier.purge(ACME, 'all', []);
   await a.tier.purge(ACME, 'all', []);
-  const entries = (await raw.xrevrange(purgeLogKey(redis.keyPrefix), '+', '-', 'COUNT', 2)) as Array<[string, string[]]>;
+  const entries = (await raw.xrevrange(
+    purgeLogKey(redis.keyPrefix),
+    '+',
+    '-',
+    'COUNT',
+    2,
+  )) as Array<[string, string[]]>;
   const [newest, previous] = entries;
   t.same(newest?.[1], ['w', 'acme', 'p', previous?.[0]]);
 });
@@ -78,7 +105,11 @@ void t.test('a lost generation hash is redrawn, never read as a default', async 
   await raw.del(generationKey(redis.keyPrefix, ACME));
   const after = (await b.tier.loadGeneration(ACME)) as Generation;
   t.not(after.all, before.all);
-  t.equal(await b.tier.get(ACME, after, OTHER_REC), undefined, 'values from before the loss are unreachable');
+  t.equal(
+    await b.tier.get(ACME, after, OTHER_REC),
+    undefined,
+    'values from before the loss are unreachable',
+  );
 });
 
 void t.test('a listener that throws does not stop the others', async (t) => {

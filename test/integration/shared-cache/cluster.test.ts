@@ -6,4 +6,6 @@ import { sharedCacheTests } from '../../helpers/shared-scenarios.js';
 
 const cluster = await startRedisCluster(t);
 
-sharedCacheTests(t, () => Promise.resolve({ nodes: cluster.nodes, keyPrefix: `test-${randomBytes(6).toString('hex')}` }));
+sharedCacheTests(t, () =>
+  Promise.resolve({ nodes: cluster.nodes, keyPrefix: `test-${randomBytes(6).toString('hex')}` }),
+);

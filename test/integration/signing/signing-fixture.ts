@@ -18,7 +18,12 @@ type Tap = { teardown(fn: () => unknown): void };
 export type SignerCase = 'cloud-cdn' | 's3-sigv4' | 'cloudfront-sha1' | 'cloudfront-sha256';
 
 /** Every signer setting the gateway supports against the simulator's keys. */
-export const SIGNER_CASES: readonly SignerCase[] = ['cloud-cdn', 's3-sigv4', 'cloudfront-sha1', 'cloudfront-sha256'];
+export const SIGNER_CASES: readonly SignerCase[] = [
+  'cloud-cdn',
+  's3-sigv4',
+  'cloudfront-sha1',
+  'cloudfront-sha256',
+];
 
 /** The simulator scheme whose URLs a signer setting re-signs. */
 export function simSchemeOf(signer: SignerCase): Exclude<SimUrlScheme, 'unsigned'> {
@@ -26,8 +31,19 @@ export function simSchemeOf(signer: SignerCase): Exclude<SimUrlScheme, 'unsigned
 }
 
 /** Starts a simulator on `clock` issuing `scheme` URLs that live 90 s (closed in teardown). */
-export async function startSim(t: Tap, clock: FakeClock, scheme: SimUrlScheme, recordingsPerWorkspace = 40): Promise<Simulator> {
-  const sim = await startSimulator({ clock, urlScheme: scheme, urlLifetimeMs: 90_000, recordingsPerWorkspace, workspaces: ['acme'] });
+export async function startSim(
+  t: Tap,
+  clock: FakeClock,
+  scheme: SimUrlScheme,
+  recordingsPerWorkspace = 40,
+): Promise<Simulator> {
+  const sim = await startSimulator({
+    clock,
+    urlScheme: scheme,
+    urlLifetimeMs: 90_000,
+    recordingsPerWorkspace,
+    workspaces: ['acme'],
+  });
   t.teardown(() => sim.close());
   return sim;
 }
@@ -36,7 +52,12 @@ export async function startSim(t: Tap, clock: FakeClock, scheme: SimUrlScheme, r
  * The `signing` config section for `signer` with the simulator's keys written to files in a
  * temporary directory (removed in teardown); `hosts` defaults to the scheme's CDN host.
  */
-export async function signingConfig(t: Tap, sim: Simulator, signer: SignerCase, hosts?: string[]): Promise<Record<string, unknown>> {
+export async function signingConfig(
+  t: Tap,
+  sim: Simulator,
+  signer: SignerCase,
+  hosts?: string[],
+): Promise<Record<string, unknown>> {
   const dir = await mkdtemp(join(tmpdir(), 'recgw-signing-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const keys = sim.signingKeys;
@@ -48,11 +69,22 @@ export async function signingConfig(t: Tap, sim: Simulator, signer: SignerCase, 
   } else if (signer === 's3-sigv4') {
     const secretAccessKeyFile = join(dir, 's3.secret');
     await writeFile(secretAccessKeyFile, keys.s3.secretAccessKey, { mode: 0o600 });
-    config = { scheme: 's3-sigv4', accessKeyId: keys.s3.accessKeyId, secretAccessKeyFile, region: keys.s3.region, service: keys.s3.service };
+    config = {
+      scheme: 's3-sigv4',
+      accessKeyId: keys.s3.accessKeyId,
+      secretAccessKeyFile,
+      region: keys.s3.region,
+      service: keys.s3.service,
+    };
   } else {
     const privateKeyFile = join(dir, 'cloudfront.pem');
     await writeFile(privateKeyFile, keys.cloudfront.privateKeyPem, { mode: 0o600 });
-    config = { scheme: 'cloudfront', keyPairId: keys.cloudfront.keyPairId, privateKeyFile, hashAlgorithm: signer === 'cloudfront-sha256' ? 'SHA256' : 'SHA1' };
+    config = {
+      scheme: 'cloudfront',
+      keyPairId: keys.cloudfront.keyPairId,
+      privateKeyFile,
+      hashAlgorithm: signer === 'cloudfront-sha256' ? 'SHA256' : 'SHA1',
+    };
   }
   return { hosts: hosts ?? [MEDIA_HOSTS[simSchemeOf(signer)]], signer: config };
 }
@@ -90,13 +122,22 @@ export function newLedger(): UrlLedger {
  * simulator's keys and has at least `minRemaining` ms left. A null where the upstream has a
  * video is allowed only if `allowNull` (recordings without a video are null upstream too).
  */
-export function checkServed(ledger: UrlLedger, sim: Simulator, clock: FakeClock, body: unknown, minRemaining: number, allowNull: boolean, what: string): void {
+export function checkServed(
+  ledger: UrlLedger,
+  sim: Simulator,
+  clock: FakeClock,
+  body: unknown,
+  minRemaining: number,
+  allowNull: boolean,
+  what: string,
+): void {
   const now = clock.now();
   const source = new Map(sim.data['acme']!.map((r) => [r.id, r.transcoded_url]));
   for (const recording of recordingsOf(body)) {
     const url = recording.transcoded_url;
     if (source.get(recording.id) === null) {
-      if (url !== null) ledger.problems.push(`${what}: ${recording.id} has no video upstream but a URL here`);
+      if (url !== null)
+        ledger.problems.push(`${what}: ${recording.id} has no video upstream but a URL here`);
       continue;
     }
     if (url === null) {
@@ -108,8 +149,10 @@ export function checkServed(ledger: UrlLedger, sim: Simulator, clock: FakeClock,
     const expiresAt = readUrlExpiry(url).expiresAt;
     const remaining = expiresAt === null ? -Infinity : expiresAt - now;
     ledger.minRemaining = Math.min(ledger.minRemaining, remaining);
-    if (!sim.verifyTranscodedUrl(url).valid) ledger.problems.push(`${what}: URL does not verify: ${url}`);
-    if (remaining < minRemaining) ledger.problems.push(`${what}: ${remaining} ms left < ${minRemaining}`);
+    if (!sim.verifyTranscodedUrl(url).valid)
+      ledger.problems.push(`${what}: URL does not verify: ${url}`);
+    if (remaining < minRemaining)
+      ledger.problems.push(`${what}: ${remaining} ms left < ${minRemaining}`);
   }
 }
 
@@ -122,7 +165,9 @@ export async function resignCount(gw: TestGateway, result: 'ok' | 'error' = 'ok'
 /** Fake times of the upstream requests for one resource: 'list', or a recording id or link code as asked. */
 export function upstreamCalls(sim: Simulator, resource: string): number[] {
   return sim.counters.requests
-    .filter((r) => (resource === 'list' ? r.resource === 'list' : r.resource === 'recording' && r.id === resource))
+    .filter((r) =>
+      resource === 'list' ? r.resource === 'list' : r.resource === 'recording' && r.id === resource,
+    )
     .map((r) => r.at);
 }
 

@@ -17,7 +17,11 @@ void t.test('the re-sign a hit starts is a span of that request', async (t) => {
   const gw = await startGateway(t, {
     sim,
     clock,
-    config: { cache: { ttl: { recording: '10m' } }, signing: { minRemaining: '30s', validity: '2m', ...signing }, tracing: { endpoint: receiver.endpoint } },
+    config: {
+      cache: { ttl: { recording: '10m' } },
+      signing: { minRemaining: '30s', validity: '2m', ...signing },
+      tracing: { endpoint: receiver.endpoint },
+    },
   });
   const recording = sim.data['acme']!.find((r) => r.transcoded_url !== null)!;
   const path = `/api/external/v2/recordings/${recording.id}`;
@@ -33,6 +37,10 @@ void t.test('the re-sign a hit starts is a span of that request', async (t) => {
   const resign = inTrace.find((span) => span.name === 'transcoded_url re-sign');
   t.ok(request && resign, `request and re-sign spans: ${inTrace.map((s) => s.name).join(', ')}`);
   t.equal(request?.parentSpanId, CLIENT_SPAN);
-  t.equal(resign?.parentSpanId, request?.spanId, 'the re-sign is a child of the request that found it due');
+  t.equal(
+    resign?.parentSpanId,
+    request?.spanId,
+    'the re-sign is a child of the request that found it due',
+  );
   t.equal(sim.counters.total, 1, 're-signed without the upstream');
 });

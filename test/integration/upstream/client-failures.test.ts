@@ -11,13 +11,26 @@ const acme = asWorkspaceId('acme') as WorkspaceId;
 const KEY = 'sk_live_caller_key_0123456789';
 const ID = '0b9c5e52-6f0e-4f7a-9a3c-1d2e3f405162';
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers }).end(text);
+  res
+    .writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+    })
+    .end(text);
 }
 
 void t.test('500 then 200: the retry answers, and the origin saw both', async (t) => {
-  const origin = await startOrigin(t, (_req, res, i) => (i === 0 ? json(res, 500, { error: 'boom' }) : json(res, 200, recordingFixture())));
+  const origin = await startOrigin(t, (_req, res, i) =>
+    i === 0 ? json(res, 500, { error: 'boom' }) : json(res, 200, recordingFixture()),
+  );
   const h = harness(t, `${origin.url}/{workspace}`);
   const answer = await h.upstream.fetchRecording(acme, ID, KEY);
   t.equal(answer.status, 200);
@@ -38,7 +51,9 @@ void t.test('5xx every time: retries are bounded, then 502', async (t) => {
 });
 
 void t.test('a 5xx whose Retry-After does not fit the deadline gives up at once', async (t) => {
-  const origin = await startOrigin(t, (_req, res) => json(res, 503, { error: 'down' }, { 'retry-after': '30' }));
+  const origin = await startOrigin(t, (_req, res) =>
+    json(res, 503, { error: 'down' }, { 'retry-after': '30' }),
+  );
   const h = harness(t, `${origin.url}/{workspace}`, { retries: 5, timeouts: { deadline: '2s' } });
   const started = performance.now();
   const error = await thrown(() => h.upstream.fetchRecording(acme, ID, KEY));
@@ -58,44 +73,72 @@ void t.test('429 with a Retry-After inside the deadline is honoured, then answer
   const answer = await h.upstream.fetchRecording(acme, ID, KEY);
   t.equal(answer.status, 200);
   t.equal(origin.requests, 2);
-  t.ok(times[1]! - times[0]! >= 950, `waited the second it was asked to (${Math.round(times[1]! - times[0]!)}ms)`);
+  t.ok(
+    times[1]! - times[0]! >= 950,
+    `waited the second it was asked to (${Math.round(times[1]! - times[0]!)}ms)`,
+  );
 });
 
-void t.test('429 with a Retry-After past the deadline: 429 to the caller with that Retry-After, no origin failure', async (t) => {
-  let status = 429;
-  const origin = await startOrigin(t, (_req, res) => (status === 429 ? json(res, 429, { error: 'slow down' }, { 'retry-after': '7' }) : json(res, 200, recordingFixture())));
-  const h = harness(t, `${origin.url}/{workspace}`, { timeouts: { deadline: '2s' }, breaker: { failureThreshold: 1 } });
-  const started = performance.now();
-  const error = await thrown(() => h.upstream.fetchRecording(acme, ID, KEY));
-  t.ok(performance.now() - started < 1000, 'gave up at once, not at the deadline');
-  t.equal(error.code, 'UPSTREAM_RATE_LIMITED');
-  t.equal(error.status, 429);
-  t.equal(error.retryAfter, 7);
-  t.equal(origin.requests, 1);
-  status = 200;
-  t.equal((await h.upstream.fetchRecording(acme, ID, KEY)).status, 200, 'breaker (threshold 1) still closed');
-  t.same(await h.outcomes(), { 'recording:rate_limited': 1, 'recording:ok': 1 });
-});
+void t.test(
+  '429 with a Retry-After past the deadline: 429 to the caller with that Retry-After, no origin failure',
+  async (t) => {
+    let status = 429;
+    const origin = await startOrigin(t, (_req, res) =>
+      status === 429
+        ? json(res, 429, { error: 'slow down' }, { 'retry-after': '7' })
+        : json(res, 200, recordingFixture()),
+    );
+    const h = harness(t, `${origin.url}/{workspace}`, {
+      timeouts: { deadline: '2s' },
+      breaker: { failureThreshold: 1 },
+    });
+    const started = performance.now();
+    const error = await thrown(() => h.upstream.fetchRecording(acme, ID, KEY));
+    t.ok(performance.now() - started < 1000, 'gave up at once, not at the deadline');
+    t.equal(error.code, 'UPSTREAM_RATE_LIMITED');
+    t.equal(error.status, 429);
+    t.equal(error.retryAfter, 7);
+    t.equal(origin.requests, 1);
+    status = 200;
+    t.equal(
+      (await h.upstream.fetchRecording(acme, ID, KEY)).status,
+      200,
+      'breaker (threshold 1) still closed',
+    );
+    t.same(await h.outcomes(), { 'recording:rate_limited': 1, 'recording:ok': 1 });
+  },
+);
 
-void t.test('429 without Retry-After, every time: retried with backoff, then 429 with a 1s Retry-After', async (t) => {
-  const origin = await startOrigin(t, (_req, res) => json(res, 429, { error: 'slow down' }));
-  const h = harness(t, `${origin.url}/{workspace}`, { retries: 1 });
-  const error = await thrown(() => h.upstream.fetchList(acme, { pageNumber: 1, pageSize: 30 }, KEY));
-  t.equal(error.code, 'UPSTREAM_RATE_LIMITED');
-  t.equal(error.retryAfter, 1);
-  t.equal(origin.requests, 2);
-});
+void t.test(
+  '429 without Retry-After, every time: retried with backoff, then 429 with a 1s Retry-After',
+  async (t) => {
+    const origin = await startOrigin(t, (_req, res) => json(res, 429, { error: 'slow down' }));
+    const h = harness(t, `${origin.url}/{workspace}`, { retries: 1 });
+    const error = await thrown(() =>
+      h.upstream.fetchList(acme, { pageNumber: 1, pageSize: 30 }, KEY),
+    );
+    t.equal(error.code, 'UPSTREAM_RATE_LIMITED');
+    t.equal(error.retryAfter, 1);
+    t.equal(origin.requests, 2);
+  },
+);
 
 void t.test('a hanging origin yields 504 at the deadline, not at headersTimeout', async (t) => {
   const origin = await startOrigin(t, () => undefined);
-  const h = harness(t, `${origin.url}/{workspace}`, { timeouts: { deadline: '300ms', headers: '10s' } });
+  const h = harness(t, `${origin.url}/{workspace}`, {
+    timeouts: { deadline: '300ms', headers: '10s' },
+  });
   const started = performance.now();
   const error = await thrown(() => h.upstream.fetchRecording(acme, ID, KEY));
   const elapsed = performance.now() - started;
   t.equal(error.code, 'UPSTREAM_TIMEOUT');
   t.equal(error.status, 504);
   t.ok(elapsed >= 290 && elapsed < 800, `answered after ${Math.round(elapsed)}ms`);
-  t.match(h.logText(), /upstream\.timeouts\.deadline \(300ms\) passed/, 'the log says which budget ran out');
+  t.match(
+    h.logText(),
+    /upstream\.timeouts\.deadline \(300ms\) passed/,
+    'the log says which budget ran out',
+  );
   t.same(await h.outcomes(), { 'recording:timeout': 1 });
 });
 
@@ -104,7 +147,10 @@ void t.test('a body that stalls past upstream.timeouts.body is a timeout', async
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': 1000 });
     res.write('{"id":');
   });
-  const h = harness(t, `${origin.url}/{workspace}`, { retries: 0, timeouts: { body: '100ms', deadline: '5s' } });
+  const h = harness(t, `${origin.url}/{workspace}`, {
+    retries: 0,
+    timeouts: { body: '100ms', deadline: '5s' },
+  });
   const started = performance.now();
   const error = await thrown(() => h.upstream.fetchRecording(acme, ID, KEY));
   t.equal(error.code, 'UPSTREAM_TIMEOUT');
@@ -128,7 +174,9 @@ void t.test('connection refused: 502 fast, after the bounded retries', async (t)
 
 void t.test('a dropped connection is retried; dropped every time it is 502', async (t) => {
   let dropAll = false;
-  const origin = await startOrigin(t, (req, res, i) => (dropAll || i === 0 ? req.socket.destroy() : json(res, 200, recordingFixture())));
+  const origin = await startOrigin(t, (req, res, i) =>
+    dropAll || i === 0 ? req.socket.destroy() : json(res, 200, recordingFixture()),
+  );
   const h = harness(t, `${origin.url}/{workspace}`, { retries: 2 });
   t.equal((await h.upstream.fetchRecording(acme, ID, KEY)).status, 200);
   t.equal(origin.requests, 2);

@@ -4,7 +4,9 @@ import fc from 'fast-check';
 import { acceptsJson } from '../../../src/api/accept.js';
 
 // Any code points, lone surrogates included (fast-check's 'binary' unit is slow under tap's loader).
-const anyUnicode = fc.string({ unit: fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c)) });
+const anyUnicode = fc.string({
+  unit: fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c)),
+});
 
 void t.test('absent, empty and JSON-admitting headers are served', (t) => {
   for (const header of [
@@ -77,18 +79,50 @@ void t.test('the memo does not change answers', (t) => {
   t.end();
 });
 
-type Range = { type: string; subtype: string; params: string[]; q: string | undefined; ext: boolean };
+type Range = {
+  type: string;
+  subtype: string;
+  params: string[];
+  q: string | undefined;
+  ext: boolean;
+};
 
 const OWS = fc.constantFrom('', ' ', '\t', '  ');
 const rangeArb: fc.Arbitrary<Range> = fc.record({
   type: fc.constantFrom('*', 'application', 'Application', 'text'),
   subtype: fc.constantFrom('*', 'json', 'JSON', 'html', 'xml'),
-  params: fc.array(fc.constantFrom('charset=utf-8', 'charset=UTF-8', 'charset="utf-8"', 'charset=iso-8859-1', 'level=1'), {
-    maxLength: 2,
-  }),
-  q: fc.option(fc.constantFrom('0', '0.0', '0.5', '0.001', '1', '1.000', '0.', 'abc', '2', '1.5', '0.1234', '-1', '1e0'), {
-    nil: undefined,
-  }),
+  params: fc.array(
+    fc.constantFrom(
+      'charset=utf-8',
+      'charset=UTF-8',
+      'charset="utf-8"',
+      'charset=iso-8859-1',
+      'level=1',
+    ),
+    {
+      maxLength: 2,
+    },
+  ),
+  q: fc.option(
+    fc.constantFrom(
+      '0',
+      '0.0',
+      '0.5',
+      '0.001',
+      '1',
+      '1.000',
+      '0.',
+      'abc',
+      '2',
+      '1.5',
+      '0.1234',
+      '-1',
+      '1e0',
+    ),
+    {
+      nil: undefined,
+    },
+  ),
   ext: fc.boolean(),
 });
 
@@ -103,8 +137,10 @@ function reference(ranges: Range[]): boolean {
     if (type === '*' && subtype !== '*') continue; // not a media range
     if (type !== '*' && type !== 'application') continue;
     if (subtype !== '*' && subtype !== 'json') continue;
-    if (!range.params.every((p) => p.toLowerCase().replaceAll('"', '') === 'charset=utf-8')) continue;
-    const specificity = (type === '*' ? 0 : 4) + (subtype === '*' ? 0 : 2) + (range.params.length > 0 ? 1 : 0);
+    if (!range.params.every((p) => p.toLowerCase().replaceAll('"', '') === 'charset=utf-8'))
+      continue;
+    const specificity =
+      (type === '*' ? 0 : 4) + (subtype === '*' ? 0 : 2) + (range.params.length > 0 ? 1 : 0);
     const valid = range.q === undefined || /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/.test(range.q);
     const q = range.q === undefined ? 1 : valid ? Number(range.q) : 0;
     if (specificity > best) [best, bestQ] = [specificity, q];
@@ -133,9 +169,12 @@ void t.test('properties', (t) => {
 
   t.doesNotThrow(() => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), anyUnicode, fc.stringMatching(/^[\w*/;=",. \t-]{0,60}$/)), (header) => {
-        return typeof acceptsJson(header) === 'boolean';
-      }),
+      fc.property(
+        fc.oneof(fc.string(), anyUnicode, fc.stringMatching(/^[\w*/;=",. \t-]{0,60}$/)),
+        (header) => {
+          return typeof acceptsJson(header) === 'boolean';
+        },
+      ),
       { numRuns: 3000 },
     );
   }, 'arbitrary headers never throw');

@@ -4,13 +4,28 @@ import fc from 'fast-check';
 import { parseRecordingId } from '../../../src/api/recording-id.js';
 
 // Any code points, lone surrogates included (fast-check's 'binary' unit is slow under tap's loader).
-const anyUnicode = fc.string({ unit: fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c)) });
+const anyUnicode = fc.string({
+  unit: fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c)),
+});
 
 void t.test('UUIDs in any case become lower case', (t) => {
-  t.equal(parseRecordingId('3f2504e0-4f89-11d3-9a0c-0305e82c3301'), '3f2504e0-4f89-11d3-9a0c-0305e82c3301');
-  t.equal(parseRecordingId('3F2504E0-4F89-11D3-9A0C-0305E82C3301'), '3f2504e0-4f89-11d3-9a0c-0305e82c3301');
-  t.equal(parseRecordingId('3F2504e0-4f89-11D3-9a0C-0305e82C3301'), '3f2504e0-4f89-11d3-9a0c-0305e82c3301');
-  t.equal(parseRecordingId('00000000-0000-0000-0000-000000000000'), '00000000-0000-0000-0000-000000000000', 'no version check');
+  t.equal(
+    parseRecordingId('3f2504e0-4f89-11d3-9a0c-0305e82c3301'),
+    '3f2504e0-4f89-11d3-9a0c-0305e82c3301',
+  );
+  t.equal(
+    parseRecordingId('3F2504E0-4F89-11D3-9A0C-0305E82C3301'),
+    '3f2504e0-4f89-11d3-9a0c-0305e82c3301',
+  );
+  t.equal(
+    parseRecordingId('3F2504e0-4f89-11D3-9a0C-0305e82C3301'),
+    '3f2504e0-4f89-11d3-9a0c-0305e82c3301',
+  );
+  t.equal(
+    parseRecordingId('00000000-0000-0000-0000-000000000000'),
+    '00000000-0000-0000-0000-000000000000',
+    'no version check',
+  );
   t.end();
 });
 
@@ -19,9 +34,21 @@ void t.test('public link codes are kept exactly, case included', (t) => {
     t.equal(parseRecordingId(code), code, code);
   }
   // Almost-UUIDs are still valid link codes, kept as they are.
-  t.equal(parseRecordingId('3F2504E0-4F89-11D3-9A0C-0305E82C330'), '3F2504E0-4F89-11D3-9A0C-0305E82C330', '35 chars');
-  t.equal(parseRecordingId('3F2504E04F8911D39A0C0305E82C3301'), '3F2504E04F8911D39A0C0305E82C3301', 'no dashes');
-  t.equal(parseRecordingId('GF2504E0-4F89-11D3-9A0C-0305E82C3301'), 'GF2504E0-4F89-11D3-9A0C-0305E82C3301', 'non-hex');
+  t.equal(
+    parseRecordingId('3F2504E0-4F89-11D3-9A0C-0305E82C330'),
+    '3F2504E0-4F89-11D3-9A0C-0305E82C330',
+    '35 chars',
+  );
+  t.equal(
+    parseRecordingId('3F2504E04F8911D39A0C0305E82C3301'),
+    '3F2504E04F8911D39A0C0305E82C3301',
+    'no dashes',
+  );
+  t.equal(
+    parseRecordingId('GF2504E0-4F89-11D3-9A0C-0305E82C3301'),
+    'GF2504E0-4F89-11D3-9A0C-0305E82C3301',
+    'non-hex',
+  );
   t.end();
 });
 
@@ -48,7 +75,9 @@ void t.test('anything else is not an id (404 without an upstream call)', (t) => 
 });
 
 void t.test('properties', (t) => {
-  const uuid = fc.uuid().chain((id) => fc.boolean().map((upper) => (upper ? id.toUpperCase() : id)));
+  const uuid = fc
+    .uuid()
+    .chain((id) => fc.boolean().map((upper) => (upper ? id.toUpperCase() : id)));
   t.doesNotThrow(() => {
     fc.assert(fc.property(uuid, (id) => parseRecordingId(id) === id.toLowerCase()));
   }, 'every UUID, in either case, normalises to lower case');

@@ -15,7 +15,10 @@ const acme = asWorkspaceId('acme') as WorkspaceId;
 const globex = asWorkspaceId('globex') as WorkspaceId;
 
 /** A temporary key file (removed in teardown) and a writer that also moves its mtime on. */
-function keyFile(t: Test, table: Record<string, unknown>): { path: string; write(text: string): void } {
+function keyFile(
+  t: Test,
+  table: Record<string, unknown>,
+): { path: string; write(text: string): void } {
   const dir = mkdtempSync(join(tmpdir(), 'recgw-keys-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'keys.json');
@@ -50,33 +53,56 @@ void t.test('parseKeyFile: hashes per workspace, compared in lower case', (t) =>
   t.end();
 });
 
-void t.test('parseKeyFile: every malformed file is refused with a message naming the problem', (t) => {
-  t.match(failure('not json'), /JSON/i, 'not JSON');
-  t.match(failure(''), /JSON/i, 'empty file');
-  t.equal(failure('[]'), 'key file must be a JSON object');
-  t.equal(failure('null'), 'key file must be a JSON object');
-  t.equal(failure('"acme"'), 'key file must be a JSON object');
-  t.match(failure('{"acme": "abc"}'), /acme must be an array/);
-  t.match(failure('{"acme": {"k": 1}}'), /acme must be an array/);
-  t.match(failure('{"acme": ["abc"]}'), /acme has an entry that is not a hex SHA-256/, 'too short');
-  t.match(failure(`{"acme": ["${hashKey('x')}0"]}`), /acme has an entry/, 'too long');
-  t.match(failure(`{"acme": ["${'g'.repeat(64)}"]}`), /acme has an entry/, 'not hex');
-  t.match(failure('{"acme": [42]}'), /acme has an entry/, 'not a string');
-  t.match(failure(`{"acme": [" ${hashKey('x')}"]}`), /acme has an entry/, 'padded');
-  t.match(failure(`{"ACME": ["${hashKey('x')}"]}`), /ACME is not a workspace name/, 'upper case can never match a Host');
-  t.match(failure(`{"a.b": ["${hashKey('x')}"]}`), /a\.b is not a workspace name/);
-  const message = failure(`{"acme": ["sim-acme-key-1"]}`);
-  t.notMatch(message, /sim-acme-key-1/, 'a raw key put in the file by mistake is not echoed');
-  t.end();
-});
+void t.test(
+  'parseKeyFile: every malformed file is refused with a message naming the problem',
+  (t) => {
+    t.match(failure('not json'), /JSON/i, 'not JSON');
+    t.match(failure(''), /JSON/i, 'empty file');
+    t.equal(failure('[]'), 'key file must be a JSON object');
+    t.equal(failure('null'), 'key file must be a JSON object');
+    t.equal(failure('"acme"'), 'key file must be a JSON object');
+    t.match(failure('{"acme": "abc"}'), /acme must be an array/);
+    t.match(failure('{"acme": {"k": 1}}'), /acme must be an array/);
+    t.match(
+      failure('{"acme": ["abc"]}'),
+      /acme has an entry that is not a hex SHA-256/,
+      'too short',
+    );
+    t.match(failure(`{"acme": ["${hashKey('x')}0"]}`), /acme has an entry/, 'too long');
+    t.match(failure(`{"acme": ["${'g'.repeat(64)}"]}`), /acme has an entry/, 'not hex');
+    t.match(failure('{"acme": [42]}'), /acme has an entry/, 'not a string');
+    t.match(failure(`{"acme": [" ${hashKey('x')}"]}`), /acme has an entry/, 'padded');
+    t.match(
+      failure(`{"ACME": ["${hashKey('x')}"]}`),
+      /ACME is not a workspace name/,
+      'upper case can never match a Host',
+    );
+    t.match(failure(`{"a.b": ["${hashKey('x')}"]}`), /a\.b is not a workspace name/);
+    const message = failure(`{"acme": ["sim-acme-key-1"]}`);
+    t.notMatch(message, /sim-acme-key-1/, 'a raw key put in the file by mistake is not echoed');
+    t.end();
+  },
+);
 
 void t.test('StaticKeys: keys are per workspace', (t) => {
   const logs = captureLogs();
   const file = keyFile(t, { acme: [hashKey('acme-key')], globex: [hashKey('globex-key')] });
-  const keys = new StaticKeys(file.path, createLogger({ level: 'info', destination: logs.stream }), () => 0);
+  const keys = new StaticKeys(
+    file.path,
+    createLogger({ level: 'info', destination: logs.stream }),
+    () => 0,
+  );
   t.equal(keys.has(acme, hashKey('acme-key')), true);
-  t.equal(keys.has(globex, hashKey('acme-key')), false, 'a key listed for acme is not valid for globex');
-  t.equal(keys.has(asWorkspaceId('initech') as WorkspaceId, hashKey('acme-key')), false, 'an unlisted workspace has no keys');
+  t.equal(
+    keys.has(globex, hashKey('acme-key')),
+    false,
+    'a key listed for acme is not valid for globex',
+  );
+  t.equal(
+    keys.has(asWorkspaceId('initech') as WorkspaceId, hashKey('acme-key')),
+    false,
+    'an unlisted workspace has no keys',
+  );
   t.equal(keys.has(acme, hashKey('other')), false);
   t.end();
 });
@@ -94,16 +120,29 @@ void t.test('StaticKeys: a rewrite is picked up at most once a second, and annou
   const clock = new FakeClock();
   const logs = captureLogs();
   const file = keyFile(t, { acme: [hashKey('old')] });
-  const reloads = (): number => logs.lines().filter((line) => line['msg'] === 'key file reloaded').length;
-  const keys = new StaticKeys(file.path, createLogger({ level: 'info', destination: logs.stream }), () => clock.now());
+  const reloads = (): number =>
+    logs.lines().filter((line) => line['msg'] === 'key file reloaded').length;
+  const keys = new StaticKeys(
+    file.path,
+    createLogger({ level: 'info', destination: logs.stream }),
+    () => clock.now(),
+  );
   t.equal(keys.has(acme, hashKey('old')), true);
   t.equal(reloads(), 0, 'an unchanged file is not reloaded');
 
   file.write(JSON.stringify({ acme: [hashKey('new')] }));
   clock.advance(500);
-  t.equal(keys.has(acme, hashKey('old')), true, 'within the second since the last check the old table stands');
+  t.equal(
+    keys.has(acme, hashKey('old')),
+    true,
+    'within the second since the last check the old table stands',
+  );
   clock.advance(500);
-  t.equal(keys.has(acme, hashKey('old')), false, 'a removed key stops working once the second is up');
+  t.equal(
+    keys.has(acme, hashKey('old')),
+    false,
+    'a removed key stops working once the second is up',
+  );
   t.equal(keys.has(acme, hashKey('new')), true, 'an added key works');
   t.equal(reloads(), 1, 'the reload is logged once');
 
@@ -116,7 +155,10 @@ void t.test('StaticKeys: a rewrite is picked up at most once a second, and annou
   t.equal(keys.has(acme, hashKey('new')), false, 'an atomic replace is seen too');
   t.equal(keys.has(globex, hashKey('new')), true);
   t.equal(reloads(), 2);
-  t.notOk(logs.text().includes(hashKey('old')) || logs.text().includes(hashKey('new')), 'no key material in the log');
+  t.notOk(
+    logs.text().includes(hashKey('old')) || logs.text().includes(hashKey('new')),
+    'no key material in the log',
+  );
   t.end();
 });
 
@@ -124,8 +166,13 @@ void t.test('StaticKeys: a broken rewrite keeps the previous keys and logs an er
   const clock = new FakeClock();
   const logs = captureLogs();
   const file = keyFile(t, { acme: [hashKey('kept')] });
-  const reloads = (): number => logs.lines().filter((line) => line['msg'] === 'key file reloaded').length;
-  const keys = new StaticKeys(file.path, createLogger({ level: 'info', destination: logs.stream }), () => clock.now());
+  const reloads = (): number =>
+    logs.lines().filter((line) => line['msg'] === 'key file reloaded').length;
+  const keys = new StaticKeys(
+    file.path,
+    createLogger({ level: 'info', destination: logs.stream }),
+    () => clock.now(),
+  );
   for (const broken of ['{"acme": [', '{"acme": ["nothex"]}', '[]']) {
     file.write(broken);
     clock.advance(1000);
@@ -137,7 +184,13 @@ void t.test('StaticKeys: a broken rewrite keeps the previous keys and logs an er
   t.equal(reloads(), 0, 'nothing was reloaded');
   const errors = logs.lines().filter((line) => line['level'] === 50);
   t.equal(errors.length, 4, 'one error line per failed attempt');
-  t.ok(errors.every((line) => line['msg'] === 'key file reload failed; keeping the previous keys' && line['file'] === file.path));
+  t.ok(
+    errors.every(
+      (line) =>
+        line['msg'] === 'key file reload failed; keeping the previous keys' &&
+        line['file'] === file.path,
+    ),
+  );
 
   file.write(JSON.stringify({ acme: [hashKey('fixed')] }));
   clock.advance(1000);
@@ -147,29 +200,41 @@ void t.test('StaticKeys: a broken rewrite keeps the previous keys and logs an er
   t.end();
 });
 
-void t.test('StaticKeys: each re-read is counted by result; a broken version fails (and is logged) once, not once a second', (t) => {
-  const clock = new FakeClock();
-  const logs = captureLogs();
-  const file = keyFile(t, { acme: [hashKey('kept')] });
-  const counted: string[] = [];
-  const keys = new StaticKeys(file.path, createLogger({ level: 'info', destination: logs.stream }), () => clock.now(), (result) => counted.push(result));
-  t.same(counted, [], 'the start-up load is not a reload');
-  file.write('{"acme": [');
-  for (let i = 0; i < 5; i++) {
+void t.test(
+  'StaticKeys: each re-read is counted by result; a broken version fails (and is logged) once, not once a second',
+  (t) => {
+    const clock = new FakeClock();
+    const logs = captureLogs();
+    const file = keyFile(t, { acme: [hashKey('kept')] });
+    const counted: string[] = [];
+    const keys = new StaticKeys(
+      file.path,
+      createLogger({ level: 'info', destination: logs.stream }),
+      () => clock.now(),
+      (result) => counted.push(result),
+    );
+    t.same(counted, [], 'the start-up load is not a reload');
+    file.write('{"acme": [');
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1000);
+      t.equal(keys.has(acme, hashKey('kept')), true);
+    }
+    t.same(counted, ['error'], 'five checks of one broken version: one failure');
+    rmSync(file.path);
+    for (let i = 0; i < 3; i++) {
+      clock.advance(1000);
+      keys.has(acme, hashKey('kept'));
+    }
+    t.same(counted, ['error', 'error'], 'a deleted file: one more failure');
+    file.write(JSON.stringify({ acme: [hashKey('fixed')] }));
     clock.advance(1000);
-    t.equal(keys.has(acme, hashKey('kept')), true);
-  }
-  t.same(counted, ['error'], 'five checks of one broken version: one failure');
-  rmSync(file.path);
-  for (let i = 0; i < 3; i++) {
-    clock.advance(1000);
-    keys.has(acme, hashKey('kept'));
-  }
-  t.same(counted, ['error', 'error'], 'a deleted file: one more failure');
-  file.write(JSON.stringify({ acme: [hashKey('fixed')] }));
-  clock.advance(1000);
-  t.equal(keys.has(acme, hashKey('fixed')), true);
-  t.same(counted, ['error', 'error', 'ok']);
-  t.equal(logs.lines().filter((line) => line['level'] === 50).length, 2, 'one error line per failed version');
-  t.end();
-});
+    t.equal(keys.has(acme, hashKey('fixed')), true);
+    t.same(counted, ['error', 'error', 'ok']);
+    t.equal(
+      logs.lines().filter((line) => line['level'] === 50).length,
+      2,
+      'one error line per failed version',
+    );
+    t.end();
+  },
+);

@@ -10,18 +10,32 @@ const globex = asWorkspaceId('globex') as WorkspaceId;
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
 
 void t.test('a verdict is only ever known in the workspace that gave it', (t) => {
-  const verdicts = new Verdicts(null, new GatewayMetrics(), () => ({ valid: 300_000, invalid: 30_000 }));
+  const verdicts = new Verdicts(null, new GatewayMetrics(), () => ({
+    valid: 300_000,
+    invalid: 30_000,
+  }));
   verdicts.record(acme, hashKey('k'), true, NOW);
   t.equal(verdicts.peek(acme, hashKey('k'), NOW), true);
-  t.equal(verdicts.peek(globex, hashKey('k'), NOW), undefined, 'valid in acme says nothing about globex');
+  t.equal(
+    verdicts.peek(globex, hashKey('k'), NOW),
+    undefined,
+    'valid in acme says nothing about globex',
+  );
   verdicts.record(globex, hashKey('k'), false, NOW);
-  t.equal(verdicts.peek(acme, hashKey('k'), NOW), true, 'an invalid verdict elsewhere does not overwrite it');
+  t.equal(
+    verdicts.peek(acme, hashKey('k'), NOW),
+    true,
+    'an invalid verdict elsewhere does not overwrite it',
+  );
   t.equal(verdicts.peek(globex, hashKey('k'), NOW), false);
   t.end();
 });
 
 void t.test('valid and invalid verdicts live for their own TTLs; clear() forgets them all', (t) => {
-  const verdicts = new Verdicts(null, new GatewayMetrics(), () => ({ valid: 300_000, invalid: 30_000 }));
+  const verdicts = new Verdicts(null, new GatewayMetrics(), () => ({
+    valid: 300_000,
+    invalid: 30_000,
+  }));
   verdicts.record(acme, hashKey('good'), true, NOW);
   verdicts.record(acme, hashKey('bad'), false, NOW);
   t.equal(verdicts.peek(acme, hashKey('bad'), NOW + 29_999), false);

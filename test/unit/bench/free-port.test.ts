@@ -5,10 +5,15 @@ import { createServer } from 'node:net';
 import { freePort } from '../../../bench/free-port.js';
 
 void t.test('ports come from below the ephemeral range and can be bound', async (t) => {
-  const ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  const ephemeralStart = Number(
+    readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+  );
   const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
   for (const port of ports) {
-    t.ok(port >= 10_000 && port < ephemeralStart, `${port} is below ${ephemeralStart}, where no outgoing connection takes it`);
+    t.ok(
+      port >= 10_000 && port < ephemeralStart,
+      `${port} is below ${ephemeralStart}, where no outgoing connection takes it`,
+    );
     await new Promise<void>((resolve, reject) => {
       const server = createServer();
       server.once('error', reject);

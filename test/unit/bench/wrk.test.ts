@@ -20,7 +20,14 @@ Transfer/sec:     70.02MB
 `;
 
 void t.test('reads rate, percentiles, errors and failed answers', (t) => {
-  t.same(parseWrk(REPORT), { rps: 60100, p50: 0.79, p99: 1.43, requests: 300500, errors: 3, statuses: { '200': 300496, 'non-2xx/3xx': 4 } });
+  t.same(parseWrk(REPORT), {
+    rps: 60100,
+    p50: 0.79,
+    p99: 1.43,
+    requests: 300500,
+    errors: 3,
+    statuses: { '200': 300496, 'non-2xx/3xx': 4 },
+  });
   t.end();
 });
 

@@ -9,8 +9,22 @@ import { makeEntry } from '../../helpers/redis-tier.js';
 const NOW = 1_700_000_000_000;
 
 void t.test('an entry round-trips field for field, Infinity instants included', (t) => {
-  const body = Buffer.from(JSON.stringify({ recordings: Array.from({ length: 50 }, (_, i) => ({ id: i, title: `t${i}` })) }));
-  const entry = makeEntry({ body, gzip: gzipSync(body), br: brotliCompressSync(body), urlDeadline: Infinity, urlExpiry: NOW + 99_000, resignAt: NOW + 1234.5 }, NOW);
+  const body = Buffer.from(
+    JSON.stringify({
+      recordings: Array.from({ length: 50 }, (_, i) => ({ id: i, title: `t${i}` })),
+    }),
+  );
+  const entry = makeEntry(
+    {
+      body,
+      gzip: gzipSync(body),
+      br: brotliCompressSync(body),
+      urlDeadline: Infinity,
+      urlExpiry: NOW + 99_000,
+      resignAt: NOW + 1234.5,
+    },
+    NOW,
+  );
   const decoded = decodeStored(encodeStored(entry));
   t.same(decoded, entry);
   t.equal((decoded as CacheEntry).urlDeadline, Infinity);
@@ -30,7 +44,18 @@ void t.test('bytes of another layout version read as a miss, not as shifted fiel
 });
 
 void t.test('null encodings and null ids stay null; empty strings stay empty', (t) => {
-  const entry = makeEntry({ status: 404, body: Buffer.alloc(0), gzip: null, br: Buffer.alloc(0), recordingId: null, linkId: '', etag: '' }, NOW);
+  const entry = makeEntry(
+    {
+      status: 404,
+      body: Buffer.alloc(0),
+      gzip: null,
+      br: Buffer.alloc(0),
+      recordingId: null,
+      linkId: '',
+      etag: '',
+    },
+    NOW,
+  );
   const decoded = decodeStored(encodeStored(entry)) as CacheEntry;
   t.equal(decoded.status, 404);
   t.equal(decoded.gzip, null);
@@ -46,12 +71,20 @@ void t.test('large bodies come back intact, copied out of the reply buffer', (t)
   const encoded = encodeStored(makeEntry({ body }, NOW));
   const decoded = decodeStored(encoded) as CacheEntry;
   t.ok(decoded.body.equals(body));
-  t.not(decoded.body.buffer, encoded.buffer, 'a cached entry never keeps the (socket) reply buffer alive');
+  t.not(
+    decoded.body.buffer,
+    encoded.buffer,
+    'a cached entry never keeps the (socket) reply buffer alive',
+  );
   t.end();
 });
 
 void t.test('an alias round-trips', (t) => {
-  const alias: AliasEntry = { kind: 'alias', target: 'r:0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c', staleUntil: Infinity };
+  const alias: AliasEntry = {
+    kind: 'alias',
+    target: 'r:0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c',
+    staleUntil: Infinity,
+  };
   t.same(decodeStored(encodeStored(alias)), alias);
   t.end();
 });
@@ -97,7 +130,12 @@ void t.test('no input makes decode throw', (t) => {
         copy[at] = value;
         const decoded = decodeStored(copy);
         // A changed byte either still decodes to a whole entry or is rejected; never half of one.
-        return decoded === undefined || (decoded.kind === 'entry' && Buffer.isBuffer(decoded.body) && typeof decoded.etag === 'string');
+        return (
+          decoded === undefined ||
+          (decoded.kind === 'entry' &&
+            Buffer.isBuffer(decoded.body) &&
+            typeof decoded.etag === 'string')
+        );
       }),
     ),
   );

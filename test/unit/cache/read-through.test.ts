@@ -49,26 +49,55 @@ function flow(cache: Record<string, unknown>, l2: SharedTier | null = null) {
 }
 
 function lookup(fetch: () => Promise<UpstreamAnswer<Recording>>): VerifiedLookup {
-  return vouchFor<Lookup>({ workspace: ACME, resource: 'recording', key: recordingKey(RECORDING.id), apiKey: 'key', keyHash: hashKey('key'), address: '127.0.0.1', status: new CacheStatus(), fetch });
+  return vouchFor<Lookup>({
+    workspace: ACME,
+    resource: 'recording',
+    key: recordingKey(RECORDING.id),
+    apiKey: 'key',
+    keyHash: hashKey('key'),
+    address: '127.0.0.1',
+    status: new CacheStatus(),
+    fetch,
+  });
 }
 
-const fromUpstream = (): Promise<UpstreamAnswer<Recording>> => Promise.resolve({ status: 200, body: structuredClone(RECORDING) });
+const fromUpstream = (): Promise<UpstreamAnswer<Recording>> =>
+  Promise.resolve({ status: 200, body: structuredClone(RECORDING) });
 
-void t.test("a request's status notes each tier's lookup once: a stale-if-error serve is an L1 miss", async (t) => {
-  const { clock, readThrough } = flow({ ttl: { recording: '1m' }, staleWhileRevalidate: '0s', staleIfError: '10m' });
-  const generation = await readThrough.generation(ACME);
-  const first = lookup(fromUpstream);
-  t.equal((await readThrough.serve(first, generation)).outcome, 'miss');
-  t.match(first.status, { l1: 'miss', l2: undefined, coalesced: false }, 'nothing stored: an L1 miss');
-  const second = lookup(fromUpstream);
-  t.equal(readThrough.hit(second, generation, clock.now())?.recordingId, RECORDING.id, 'then a hit on the fast path');
-  t.equal(second.status.l1, 'hit');
-  clock.advance(120_000);
-  const failing = lookup(() => Promise.reject(new UpstreamError('UPSTREAM_UNREACHABLE')));
-  t.equal(readThrough.hit(failing, generation, clock.now()), undefined, 'past fresh: not a hit');
-  t.equal((await readThrough.serve(failing, generation)).outcome, 'stale-error');
-  t.match(failing.status, { l1: 'miss', resign: 'none' }, 'a stale entry kept for errors is a miss of its lookup');
-});
+void t.test(
+  "a request's status notes each tier's lookup once: a stale-if-error serve is an L1 miss",
+  async (t) => {
+    const { clock, readThrough } = flow({
+      ttl: { recording: '1m' },
+      staleWhileRevalidate: '0s',
+      staleIfError: '10m',
+    });
+    const generation = await readThrough.generation(ACME);
+    const first = lookup(fromUpstream);
+    t.equal((await readThrough.serve(first, generation)).outcome, 'miss');
+    t.match(
+      first.status,
+      { l1: 'miss', l2: undefined, coalesced: false },
+      'nothing stored: an L1 miss',
+    );
+    const second = lookup(fromUpstream);
+    t.equal(
+      readThrough.hit(second, generation, clock.now())?.recordingId,
+      RECORDING.id,
+      'then a hit on the fast path',
+    );
+    t.equal(second.status.l1, 'hit');
+    clock.advance(120_000);
+    const failing = lookup(() => Promise.reject(new UpstreamError('UPSTREAM_UNREACHABLE')));
+    t.equal(readThrough.hit(failing, generation, clock.now()), undefined, 'past fresh: not a hit');
+    t.equal((await readThrough.serve(failing, generation)).outcome, 'stale-error');
+    t.match(
+      failing.status,
+      { l1: 'miss', resign: 'none' },
+      'a stale entry kept for errors is a miss of its lookup',
+    );
+  },
+);
 
 /** A shared tier where another instance always holds the lock and never stores its result. */
 function heldLockTier(): { tier: SharedTier; gets: () => number } {
@@ -92,27 +121,54 @@ function heldLockTier(): { tier: SharedTier; gets: () => number } {
   return { tier, gets: () => gets };
 }
 
-void t.test('a lock waiter gives up after wait / poll interval polls, even on a clock that stands still', async (t) => {
-  const shared = heldLockTier();
-  const { readThrough } = flow({ distributedLock: { enabled: true, ttl: '5s', wait: '100ms' } }, shared.tier);
-  let timer: NodeJS.Timeout | undefined;
-  const stuck = new Promise<'stuck'>((resolve) => (timer = setTimeout(resolve, 2000, 'stuck')));
-  const served = await Promise.race([readThrough.serve(lookup(fromUpstream), await readThrough.generation(ACME)), stuck]);
-  clearTimeout(timer);
-  t.not(served, 'stuck', 'the waiter stopped waiting');
-  t.equal(served !== 'stuck' && served.outcome, 'miss', 'and fetched itself');
-  t.equal(shared.gets(), 1 + 4, 'one L2 read, then 100ms / 25ms polls');
-});
+void t.test(
+  'a lock waiter gives up after wait / poll interval polls, even on a clock that stands still',
+  async (t) => {
+    const shared = heldLockTier();
+    const { readThrough } = flow(
+      { distributedLock: { enabled: true, ttl: '5s', wait: '100ms' } },
+      shared.tier,
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<'stuck'>((resolve) => (timer = setTimeout(resolve, 2000, 'stuck')));
+    const served = await Promise.race([
+      readThrough.serve(lookup(fromUpstream), await readThrough.generation(ACME)),
+      stuck,
+    ]);
+    clearTimeout(timer);
+    t.not(served, 'stuck', 'the waiter stopped waiting');
+    t.equal(served !== 'stuck' && served.outcome, 'miss', 'and fetched itself');
+    t.equal(shared.gets(), 1 + 4, 'one L2 read, then 100ms / 25ms polls');
+  },
+);
 
-void t.test('a key proving itself: requests with that key share one fetch, and its verdict is recorded once', async (t) => {
-  const { metrics, readThrough } = flow({ ttl: { recording: '1m' } });
-  let fetches = 0;
-  const slow = (): Promise<UpstreamAnswer<Recording>> => {
-    fetches++;
-    return new Promise((resolve) => setTimeout(() => resolve({ status: 200, body: structuredClone(RECORDING) }), 20));
-  };
-  const results = await Promise.all([readThrough.prove(lookup(slow), GEN), readThrough.prove(lookup(slow), GEN)]);
-  t.same(results.map((served) => served.outcome), ['miss', 'miss']);
-  t.equal(fetches, 1, 'one fetch with the key');
-  t.equal(await metricValue(metrics, 'recgw_auth_results_total', { source: 'upstream', result: 'valid' }), 1, 'one verdict learned');
-});
+void t.test(
+  'a key proving itself: requests with that key share one fetch, and its verdict is recorded once',
+  async (t) => {
+    const { metrics, readThrough } = flow({ ttl: { recording: '1m' } });
+    let fetches = 0;
+    const slow = (): Promise<UpstreamAnswer<Recording>> => {
+      fetches++;
+      return new Promise((resolve) =>
+        setTimeout(() => resolve({ status: 200, body: structuredClone(RECORDING) }), 20),
+      );
+    };
+    const results = await Promise.all([
+      readThrough.prove(lookup(slow), GEN),
+      readThrough.prove(lookup(slow), GEN),
+    ]);
+    t.same(
+      results.map((served) => served.outcome),
+      ['miss', 'miss'],
+    );
+    t.equal(fetches, 1, 'one fetch with the key');
+    t.equal(
+      await metricValue(metrics, 'recgw_auth_results_total', {
+        source: 'upstream',
+        result: 'valid',
+      }),
+      1,
+      'one verdict learned',
+    );
+  },
+);

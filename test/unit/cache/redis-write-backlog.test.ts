@@ -34,18 +34,34 @@ void t.test('keeps the latest value per key and drains once', (t) => {
 
 void t.test('bounded: the oldest writes go first, by count and by bytes', (t) => {
   const byCount = new WriteBacklog(3, 1 << 30);
-  for (let i = 0; i < 10; i++) byCount.add([write(`k${i}`, makeEntry({ staleUntil: NOW + 1000 }, NOW))]);
-  t.same(byCount.drain(NOW).map((w) => w.name), ['k7', 'k8', 'k9']);
+  for (let i = 0; i < 10; i++)
+    byCount.add([write(`k${i}`, makeEntry({ staleUntil: NOW + 1000 }, NOW))]);
+  t.same(
+    byCount.drain(NOW).map((w) => w.name),
+    ['k7', 'k8', 'k9'],
+  );
   const body = Buffer.alloc(1000);
   const byBytes = new WriteBacklog(1000, 2500);
-  for (let i = 0; i < 5; i++) byBytes.add([write(`k${i}`, makeEntry({ body, gzip: null, br: null, staleUntil: NOW + 1000 }, NOW))]);
-  t.same(byBytes.drain(NOW).map((w) => w.name), ['k3', 'k4']);
+  for (let i = 0; i < 5; i++)
+    byBytes.add([
+      write(`k${i}`, makeEntry({ body, gzip: null, br: null, staleUntil: NOW + 1000 }, NOW)),
+    ]);
+  t.same(
+    byBytes.drain(NOW).map((w) => w.name),
+    ['k3', 'k4'],
+  );
   t.end();
 });
 
 void t.test('entries past staleUntil are not replayed', (t) => {
   const backlog = new WriteBacklog();
-  backlog.add([write('old', makeEntry({ staleUntil: NOW - 1 }, NOW)), write('live', makeEntry({ staleUntil: NOW + 1 }, NOW))]);
-  t.same(backlog.drain(NOW).map((w) => w.name), ['live']);
+  backlog.add([
+    write('old', makeEntry({ staleUntil: NOW - 1 }, NOW)),
+    write('live', makeEntry({ staleUntil: NOW + 1 }, NOW)),
+  ]);
+  t.same(
+    backlog.drain(NOW).map((w) => w.name),
+    ['live'],
+  );
   t.end();
 });

@@ -25,8 +25,15 @@ async function fakeWorker(t: Tap, status = 200): Promise<FakeWorker> {
     let body = '';
     req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
-      fake.seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, body });
-      res.writeHead(fake.status, { 'content-type': 'application/json' }).end(JSON.stringify({ from: fake.port, status: fake.status }));
+      fake.seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        authorization: req.headers.authorization,
+        body,
+      });
+      res
+        .writeHead(fake.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ from: fake.port, status: fake.status }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -36,14 +43,27 @@ async function fakeWorker(t: Tap, status = 200): Promise<FakeWorker> {
 }
 
 async function primary(t: Tap, workers: FakeWorker[], stopping = false): Promise<string> {
-  const ready = (): ReadyWorker[] => workers.map((w) => ({ worker: {} as Worker, adminPort: w.port }));
-  const server = createServer(primaryAdminHandler({ logger: pino({ level: 'silent' }), registry: new Registry(), requests: new WorkerMetrics(), ready, stopping: () => stopping }));
+  const ready = (): ReadyWorker[] =>
+    workers.map((w) => ({ worker: {} as Worker, adminPort: w.port }));
+  const server = createServer(
+    primaryAdminHandler({
+      logger: pino({ level: 'silent' }),
+      registry: new Registry(),
+      requests: new WorkerMetrics(),
+      ready,
+      stopping: () => stopping,
+    }),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const PURGE = { method: 'POST' as const, headers: { authorization: 'Bearer tok', 'content-type': 'application/json' }, body: '{"workspace":"acme"}' };
+const PURGE = {
+  method: 'POST' as const,
+  headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+  body: '{"workspace":"acme"}',
+};
 
 void t.test('a purge goes to every ready worker, token and body as sent', async (t) => {
   const workers = [await fakeWorker(t), await fakeWorker(t)];
@@ -51,49 +71,77 @@ void t.test('a purge goes to every ready worker, token and body as sent', async 
   const res = await request(`${base}/admin/purge`, PURGE);
   t.equal(res.statusCode, 200);
   await res.body.text();
-  for (const w of workers) t.same(w.seen, [{ method: 'POST', url: '/admin/purge', authorization: 'Bearer tok', body: '{"workspace":"acme"}' }]);
+  for (const w of workers)
+    t.same(w.seen, [
+      {
+        method: 'POST',
+        url: '/admin/purge',
+        authorization: 'Bearer tok',
+        body: '{"workspace":"acme"}',
+      },
+    ]);
 });
 
-void t.test('a purge one worker could not apply is answered with that failure (a 5xx before a 4xx)', async (t) => {
-  const workers = [await fakeWorker(t, 200), await fakeWorker(t, 503)];
-  const base = await primary(t, workers);
-  const res = await request(`${base}/admin/purge`, PURGE);
-  t.equal(res.statusCode, 503);
-  t.match(await res.body.json(), { from: workers[1]!.port });
-  workers[0]!.status = 401;
-  workers[1]!.status = 401;
-  const refused = await request(`${base}/admin/purge`, PURGE);
-  t.equal(refused.statusCode, 401, 'the workers judge the token');
-  await refused.body.text();
-});
+void t.test(
+  'a purge one worker could not apply is answered with that failure (a 5xx before a 4xx)',
+  async (t) => {
+    const workers = [await fakeWorker(t, 200), await fakeWorker(t, 503)];
+    const base = await primary(t, workers);
+    const res = await request(`${base}/admin/purge`, PURGE);
+    t.equal(res.statusCode, 503);
+    t.match(await res.body.json(), { from: workers[1]!.port });
+    workers[0]!.status = 401;
+    workers[1]!.status = 401;
+    const refused = await request(`${base}/admin/purge`, PURGE);
+    t.equal(refused.statusCode, 401, 'the workers judge the token');
+    await refused.body.text();
+  },
+);
 
-void t.test('other paths go to one worker at a time; /readyz is 503 at once when stopping', async (t) => {
-  const workers = [await fakeWorker(t), await fakeWorker(t)];
-  const base = await primary(t, workers);
-  for (let i = 0; i < 4; i++) await (await request(`${base}/openapi.json`)).body.text();
-  t.same(workers.map((w) => w.seen.length), [2, 2], 'in turn');
-  const stopping = await primary(t, workers, true);
-  const ready = await request(`${stopping}/readyz`);
-  t.equal(ready.statusCode, 503);
-  t.match(await ready.body.json(), { status: 'not-ready' });
-  t.same(workers.map((w) => w.seen.filter((s) => s.url === '/readyz').length), [0, 0], 'not forwarded');
-});
+void t.test(
+  'other paths go to one worker at a time; /readyz is 503 at once when stopping',
+  async (t) => {
+    const workers = [await fakeWorker(t), await fakeWorker(t)];
+    const base = await primary(t, workers);
+    for (let i = 0; i < 4; i++) await (await request(`${base}/openapi.json`)).body.text();
+    t.same(
+      workers.map((w) => w.seen.length),
+      [2, 2],
+      'in turn',
+    );
+    const stopping = await primary(t, workers, true);
+    const ready = await request(`${stopping}/readyz`);
+    t.equal(ready.statusCode, 503);
+    t.match(await ready.body.json(), { status: 'not-ready' });
+    t.same(
+      workers.map((w) => w.seen.filter((s) => s.url === '/readyz').length),
+      [0, 0],
+      'not forwarded',
+    );
+  },
+);
 
-void t.test('no ready worker: 503 with a code; an oversized body: 413; /healthz is the primary\'s own', async (t) => {
-  const base = await primary(t, []);
-  const purge = await request(`${base}/admin/purge`, PURGE);
-  t.equal(purge.statusCode, 503);
-  t.match(await purge.body.json(), { code: 'PURGE_UNAVAILABLE' });
-  const other = await request(`${base}/openapi.json`);
-  t.equal(other.statusCode, 503);
-  t.match(await other.body.json(), { code: 'NOT_READY' });
-  const health = await request(`${base}/healthz`);
-  t.equal(health.statusCode, 200);
-  await health.body.text();
-  const big = await request(`${await primary(t, [await fakeWorker(t)])}/admin/purge`, { ...PURGE, body: 'x'.repeat(70_000) });
-  t.equal(big.statusCode, 413);
-  await big.body.text();
-});
+void t.test(
+  "no ready worker: 503 with a code; an oversized body: 413; /healthz is the primary's own",
+  async (t) => {
+    const base = await primary(t, []);
+    const purge = await request(`${base}/admin/purge`, PURGE);
+    t.equal(purge.statusCode, 503);
+    t.match(await purge.body.json(), { code: 'PURGE_UNAVAILABLE' });
+    const other = await request(`${base}/openapi.json`);
+    t.equal(other.statusCode, 503);
+    t.match(await other.body.json(), { code: 'NOT_READY' });
+    const health = await request(`${base}/healthz`);
+    t.equal(health.statusCode, 200);
+    await health.body.text();
+    const big = await request(`${await primary(t, [await fakeWorker(t)])}/admin/purge`, {
+      ...PURGE,
+      body: 'x'.repeat(70_000),
+    });
+    t.equal(big.statusCode, 413);
+    await big.body.text();
+  },
+);
 
 void t.test('a worker that does not answer: 503, not a hang', async (t) => {
   // A port nothing listens on: the forward fails at once.

@@ -13,7 +13,22 @@ void t.test('durations: units, plain seconds, and everything else refused', (t) 
   t.equal(parseDuration(30), 30_000, 'a number is seconds');
   t.equal(parseDuration('30'), 30_000, 'so is a numeric string');
   t.equal(parseDuration(0.25), 250);
-  for (const bad of ['5 minutes', '1 s', '10S', '-1s', '1e3', 's', '', 'Infinity', -1, Number.NaN, Number.POSITIVE_INFINITY, null, true, {}]) {
+  for (const bad of [
+    '5 minutes',
+    '1 s',
+    '10S',
+    '-1s',
+    '1e3',
+    's',
+    '',
+    'Infinity',
+    -1,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    null,
+    true,
+    {},
+  ]) {
     t.equal(parseDuration(bad), undefined, `${JSON.stringify(bad)} refused`);
   }
   t.end();

@@ -1,7 +1,13 @@
 // Config validation and loading: every kind of problem is named by its key path, all of them at once.
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
-import { configWith, defaultRawConfig, loadConfig, mergeConfig, validateConfig } from '../../../src/config/load.js';
+import {
+  configWith,
+  defaultRawConfig,
+  loadConfig,
+  mergeConfig,
+  validateConfig,
+} from '../../../src/config/load.js';
 import { ConfigError } from '../../../src/errors.js';
 
 /** The problems a config override is rejected with (fails the test if it is accepted). */
@@ -52,28 +58,96 @@ void t.test('each kind of problem is named by its key path', (t) => {
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
     ['unknown top-level key', { cahce: {} }, /^cahce: unknown key$/],
     ['unknown nested key', { cache: { ttl: { lsit: '1s' } } }, /^cache\.ttl\.lsit: unknown key$/],
-    ['bad duration', { cache: { ttl: { list: '5 minutes' } } }, /^cache\.ttl\.list: "5 minutes" is not a duration/],
-    ['negative duration', { server: { shutdownGrace: -1 } }, /^server\.shutdownGrace: "-1" is not a duration/],
-    ['bad size', { cache: { l1: { maxBytes: '12 parsecs' } } }, /^cache\.l1\.maxBytes: "12 parsecs" is not a byte size/],
+    [
+      'bad duration',
+      { cache: { ttl: { list: '5 minutes' } } },
+      /^cache\.ttl\.list: "5 minutes" is not a duration/,
+    ],
+    [
+      'negative duration',
+      { server: { shutdownGrace: -1 } },
+      /^server\.shutdownGrace: "-1" is not a duration/,
+    ],
+    [
+      'bad size',
+      { cache: { l1: { maxBytes: '12 parsecs' } } },
+      /^cache\.l1\.maxBytes: "12 parsecs" is not a byte size/,
+    ],
     ['bad enum', { log: { level: 'loud' } }, /^log\.level: .*"info"/],
     ['bad enum (auth mode)', { auth: { mode: 'trust-me' } }, /^auth\.mode: /],
     ['port out of range', { server: { port: 70000 } }, /^server\.port: .*65535/],
     ['negative port', { admin: { port: -1 } }, /^admin\.port: /],
-    ['defaultPageSize > maxPageSize', { listing: { defaultPageSize: 50, maxPageSize: 40 } }, /^listing\.defaultPageSize: must not exceed listing\.maxPageSize$/],
-    ['minRemaining >= validity', { signing: { minRemaining: '1h', validity: '1h' } }, /^signing\.minRemaining: must be shorter than signing\.validity$/],
-    ['bad workspace override name', { workspaces: { 'Not A Label': { ttl: { list: '1s' } } } }, /^workspaces\.Not A Label: not a workspace name/],
-    ['unknown workspace override key', { workspaces: { acme: { ttl: { lists: '1s' } } } }, /^workspaces\.acme\.ttl\.lists: unknown key$/],
-    ['baseUrl without {workspace}', { upstream: { baseUrl: 'http://store.internal/api' } }, /^upstream\.baseUrl: must contain \{workspace\}$/],
+    [
+      'defaultPageSize > maxPageSize',
+      { listing: { defaultPageSize: 50, maxPageSize: 40 } },
+      /^listing\.defaultPageSize: must not exceed listing\.maxPageSize$/,
+    ],
+    [
+      'minRemaining >= validity',
+      { signing: { minRemaining: '1h', validity: '1h' } },
+      /^signing\.minRemaining: must be shorter than signing\.validity$/,
+    ],
+    [
+      'bad workspace override name',
+      { workspaces: { 'Not A Label': { ttl: { list: '1s' } } } },
+      /^workspaces\.Not A Label: not a workspace name/,
+    ],
+    [
+      'unknown workspace override key',
+      { workspaces: { acme: { ttl: { lists: '1s' } } } },
+      /^workspaces\.acme\.ttl\.lists: unknown key$/,
+    ],
+    [
+      'baseUrl without {workspace}',
+      { upstream: { baseUrl: 'http://store.internal/api' } },
+      /^upstream\.baseUrl: must contain \{workspace\}$/,
+    ],
     ['bad signer scheme', { signing: { signer: { scheme: 'akamai' } } }, /^signing\.signer/],
-    ['signing host with a port', { signing: { hosts: ['cdn.example.com:443'] } }, /^signing\.hosts\.0: not a bare host name/],
-    ['signing host with a scheme', { signing: { hosts: ['https://cdn.example.com'] } }, /^signing\.hosts\.0: not a bare host name/],
-    ['signing host with a path', { signing: { hosts: ['cdn.example.com/videos'] } }, /^signing\.hosts\.0: not a bare host name/],
-    ['empty signing host', { signing: { hosts: [''] } }, /^signing\.hosts\.0: not a bare host name/],
-    ['signer without hosts', { signing: { signer: { scheme: 'cloud-cdn', keyName: 'k', keyFile: '/run/secrets/cdn' } } }, /^signing\.hosts: must list at least one host when signing\.signer is set$/],
-    ['static auth without key file', { auth: { mode: 'static' } }, /^auth\.keyFile: required with auth\.mode static$/],
-    ['workspaceLabel entry not a workspace', { metrics: { workspaceLabel: ['ACME'] } }, /^metrics\.workspaceLabel\.0: not a workspace name/],
-    ['workspaceLabel "other"', { metrics: { workspaceLabel: ['other'] } }, /^metrics\.workspaceLabel\.0: "other" is the label of unlisted workspaces$/],
-    ['workspaceLabel of every workspace', { metrics: { workspaceLabel: Array.from({ length: 21 }, (_, i) => `ws${i}`) } }, /^metrics\.workspaceLabel: at most 20 workspaces/],
+    [
+      'signing host with a port',
+      { signing: { hosts: ['cdn.example.com:443'] } },
+      /^signing\.hosts\.0: not a bare host name/,
+    ],
+    [
+      'signing host with a scheme',
+      { signing: { hosts: ['https://cdn.example.com'] } },
+      /^signing\.hosts\.0: not a bare host name/,
+    ],
+    [
+      'signing host with a path',
+      { signing: { hosts: ['cdn.example.com/videos'] } },
+      /^signing\.hosts\.0: not a bare host name/,
+    ],
+    [
+      'empty signing host',
+      { signing: { hosts: [''] } },
+      /^signing\.hosts\.0: not a bare host name/,
+    ],
+    [
+      'signer without hosts',
+      { signing: { signer: { scheme: 'cloud-cdn', keyName: 'k', keyFile: '/run/secrets/cdn' } } },
+      /^signing\.hosts: must list at least one host when signing\.signer is set$/,
+    ],
+    [
+      'static auth without key file',
+      { auth: { mode: 'static' } },
+      /^auth\.keyFile: required with auth\.mode static$/,
+    ],
+    [
+      'workspaceLabel entry not a workspace',
+      { metrics: { workspaceLabel: ['ACME'] } },
+      /^metrics\.workspaceLabel\.0: not a workspace name/,
+    ],
+    [
+      'workspaceLabel "other"',
+      { metrics: { workspaceLabel: ['other'] } },
+      /^metrics\.workspaceLabel\.0: "other" is the label of unlisted workspaces$/,
+    ],
+    [
+      'workspaceLabel of every workspace',
+      { metrics: { workspaceLabel: Array.from({ length: 21 }, (_, i) => `ws${i}`) } },
+      /^metrics\.workspaceLabel: at most 20 workspaces/,
+    ],
   ];
   for (const [name, overrides, expected] of cases) {
     const problems = problemsOf(t, overrides);
@@ -83,34 +157,73 @@ void t.test('each kind of problem is named by its key path', (t) => {
   t.end();
 });
 
-void t.test('signing.hosts: bare host names, any case, IPv4 too; none needed without a signer', (t) => {
-  const hosts = ['cdn.example.com', 'Media.Example.COM', 'd111111abcdef8.cloudfront.net', '10.0.0.7', 'localhost'];
-  t.same(configWith({ signing: { hosts } }).signing.hosts, hosts);
-  const signer = { scheme: 'cloud-cdn', keyName: 'k', keyFile: '/run/secrets/cdn' };
-  t.same(configWith({ signing: { hosts: ['cdn.example.com'], signer } }).signing.hosts, ['cdn.example.com'], 'a signer with a host');
-  t.same(configWith({ signing: { hosts: [] } }).signing.hosts, [], 'no signer, no hosts: the default');
-  t.end();
-});
+void t.test(
+  'signing.hosts: bare host names, any case, IPv4 too; none needed without a signer',
+  (t) => {
+    const hosts = [
+      'cdn.example.com',
+      'Media.Example.COM',
+      'd111111abcdef8.cloudfront.net',
+      '10.0.0.7',
+      'localhost',
+    ];
+    t.same(configWith({ signing: { hosts } }).signing.hosts, hosts);
+    const signer = { scheme: 'cloud-cdn', keyName: 'k', keyFile: '/run/secrets/cdn' };
+    t.same(
+      configWith({ signing: { hosts: ['cdn.example.com'], signer } }).signing.hosts,
+      ['cdn.example.com'],
+      'a signer with a host',
+    );
+    t.same(
+      configWith({ signing: { hosts: [] } }).signing.hosts,
+      [],
+      'no signer, no hosts: the default',
+    );
+    t.end();
+  },
+);
 
-void t.test('service-key without a file needs UPSTREAM_SERVICE_KEY in the environment passed in, not process.env', (t) => {
-  const dir = t.testdir({ 'service-key.yaml': 'upstream:\n  auth: service-key\nauth:\n  mode: static\n  keyFile: /etc/keys.json\n' });
-  const file = join(dir, 'service-key.yaml');
-  const saved = process.env['UPSTREAM_SERVICE_KEY'];
-  t.teardown(() => {
-    if (saved === undefined) delete process.env['UPSTREAM_SERVICE_KEY'];
-    else process.env['UPSTREAM_SERVICE_KEY'] = saved;
-  });
-  // Set in this process but not in the environment handed to loadConfig: the app would not see it either.
-  process.env['UPSTREAM_SERVICE_KEY'] = 'process-only-key';
-  t.same(loadProblems({ GATEWAY_CONFIG: file }), ['upstream.serviceKeyFile: required with upstream.auth service-key (or set UPSTREAM_SERVICE_KEY)']);
-  t.same(loadProblems({ GATEWAY_CONFIG: file, UPSTREAM_SERVICE_KEY: '' }).length, 1, 'an empty variable is unset');
-  delete process.env['UPSTREAM_SERVICE_KEY'];
-  t.equal(loadConfig({ GATEWAY_CONFIG: file, UPSTREAM_SERVICE_KEY: 'env-key' }).upstream.auth, 'service-key', 'set in the environment passed in: accepted');
-  const raw = mergeConfig(defaultRawConfig(), { upstream: { auth: 'service-key' }, auth: { mode: 'static', keyFile: '/etc/keys.json' } });
-  t.throws(() => validateConfig(raw, new Map(), {}), /upstream\.serviceKeyFile: required/);
-  t.equal(validateConfig(raw, new Map(), { UPSTREAM_SERVICE_KEY: 'k' }).upstream.auth, 'service-key');
-  t.end();
-});
+void t.test(
+  'service-key without a file needs UPSTREAM_SERVICE_KEY in the environment passed in, not process.env',
+  (t) => {
+    const dir = t.testdir({
+      'service-key.yaml':
+        'upstream:\n  auth: service-key\nauth:\n  mode: static\n  keyFile: /etc/keys.json\n',
+    });
+    const file = join(dir, 'service-key.yaml');
+    const saved = process.env['UPSTREAM_SERVICE_KEY'];
+    t.teardown(() => {
+      if (saved === undefined) delete process.env['UPSTREAM_SERVICE_KEY'];
+      else process.env['UPSTREAM_SERVICE_KEY'] = saved;
+    });
+    // Set in this process but not in the environment handed to loadConfig: the app would not see it either.
+    process.env['UPSTREAM_SERVICE_KEY'] = 'process-only-key';
+    t.same(loadProblems({ GATEWAY_CONFIG: file }), [
+      'upstream.serviceKeyFile: required with upstream.auth service-key (or set UPSTREAM_SERVICE_KEY)',
+    ]);
+    t.same(
+      loadProblems({ GATEWAY_CONFIG: file, UPSTREAM_SERVICE_KEY: '' }).length,
+      1,
+      'an empty variable is unset',
+    );
+    delete process.env['UPSTREAM_SERVICE_KEY'];
+    t.equal(
+      loadConfig({ GATEWAY_CONFIG: file, UPSTREAM_SERVICE_KEY: 'env-key' }).upstream.auth,
+      'service-key',
+      'set in the environment passed in: accepted',
+    );
+    const raw = mergeConfig(defaultRawConfig(), {
+      upstream: { auth: 'service-key' },
+      auth: { mode: 'static', keyFile: '/etc/keys.json' },
+    });
+    t.throws(() => validateConfig(raw, new Map(), {}), /upstream\.serviceKeyFile: required/);
+    t.equal(
+      validateConfig(raw, new Map(), { UPSTREAM_SERVICE_KEY: 'k' }).upstream.auth,
+      'service-key',
+    );
+    t.end();
+  },
+);
 
 void t.test('every problem is reported together, cross-field checks included', (t) => {
   const problems = problemsOf(t, {
@@ -121,13 +234,28 @@ void t.test('every problem is reported together, cross-field checks included', (
     log: { level: 'loud' },
   });
   const paths = problems.map((p) => p.split(':')[0]).sort();
-  t.same(paths, ['bogus', 'cache.l1.maxBytes', 'cache.ttl.list', 'listing.defaultPageSize', 'log.level', 'server.hedersTimeout', 'server.port']);
-  t.throws(() => configWith({ bogus: 1, log: { level: 'loud' } }), { message: /^invalid configuration:\n {2}.+\n {2}.+$/ }, 'one message, one problem per line');
+  t.same(paths, [
+    'bogus',
+    'cache.l1.maxBytes',
+    'cache.ttl.list',
+    'listing.defaultPageSize',
+    'log.level',
+    'server.hedersTimeout',
+    'server.port',
+  ]);
+  t.throws(
+    () => configWith({ bogus: 1, log: { level: 'loud' } }),
+    { message: /^invalid configuration:\n {2}.+\n {2}.+$/ },
+    'one message, one problem per line',
+  );
   t.end();
 });
 
 void t.test('loadConfig: defaults, then GATEWAY_CONFIG, then the environment', (t) => {
-  const dir = t.testdir({ 'gateway.yaml': 'server:\n  port: 8181\ncache:\n  ttl:\n    list: 1s\nworkspaces:\n  acme:\n    ttl: { list: 10s }\n' });
+  const dir = t.testdir({
+    'gateway.yaml':
+      'server:\n  port: 8181\ncache:\n  ttl:\n    list: 1s\nworkspaces:\n  acme:\n    ttl: { list: 10s }\n',
+  });
   const file = join(dir, 'gateway.yaml');
   const fromFile = loadConfig({ GATEWAY_CONFIG: file });
   t.equal(fromFile.server.port, 8181);
@@ -160,25 +288,60 @@ void t.test('loadConfig: defaults, then GATEWAY_CONFIG, then the environment', (
 });
 
 void t.test('bad environment values name the variable', (t) => {
-  t.same(loadProblems({ PORT: 'abc' }), ['server.port: Invalid input: expected number, received string (from env PORT)']);
-  const problems = loadProblems({ ADMIN_PORT: '99999', LOG_LEVEL: 'chatty', UPSTREAM_URL: 'not a url' });
+  t.same(loadProblems({ PORT: 'abc' }), [
+    'server.port: Invalid input: expected number, received string (from env PORT)',
+  ]);
+  const problems = loadProblems({
+    ADMIN_PORT: '99999',
+    LOG_LEVEL: 'chatty',
+    UPSTREAM_URL: 'not a url',
+  });
   t.equal(problems.length, 4, problems.join(' | '));
-  t.match(problems.find((p) => p.startsWith('admin.port')), /\(from env ADMIN_PORT\)$/);
-  t.match(problems.find((p) => p.startsWith('log.level')), /\(from env LOG_LEVEL\)$/);
-  t.equal(problems.filter((p) => p.startsWith('upstream.baseUrl') && p.endsWith('(from env UPSTREAM_URL)')).length, 2, 'not a URL, no {workspace}');
+  t.match(
+    problems.find((p) => p.startsWith('admin.port')),
+    /\(from env ADMIN_PORT\)$/,
+  );
+  t.match(
+    problems.find((p) => p.startsWith('log.level')),
+    /\(from env LOG_LEVEL\)$/,
+  );
+  t.equal(
+    problems.filter(
+      (p) => p.startsWith('upstream.baseUrl') && p.endsWith('(from env UPSTREAM_URL)'),
+    ).length,
+    2,
+    'not a URL, no {workspace}',
+  );
   t.end();
 });
 
 void t.test('a GATEWAY_CONFIG file that is missing, not YAML, or not a mapping is named', (t) => {
-  const dir = t.testdir({ 'broken.yaml': 'server: [port: 1\n', 'list.yaml': '- a\n- b\n', 'empty.yaml': '' });
-  t.match(loadProblems({ GATEWAY_CONFIG: join(dir, 'missing.yaml') }), [/^GATEWAY_CONFIG: cannot read .*missing\.yaml \(ENOENT\)$/]);
-  t.match(loadProblems({ GATEWAY_CONFIG: join(dir, 'broken.yaml') }), [/^GATEWAY_CONFIG: not valid YAML/]);
-  t.match(loadProblems({ GATEWAY_CONFIG: join(dir, 'list.yaml') }), [/^GATEWAY_CONFIG: must be a YAML mapping$/]);
-  t.equal(loadConfig({ GATEWAY_CONFIG: join(dir, 'empty.yaml') }).server.port, 8080, 'an empty file changes nothing');
+  const dir = t.testdir({
+    'broken.yaml': 'server: [port: 1\n',
+    'list.yaml': '- a\n- b\n',
+    'empty.yaml': '',
+  });
+  t.match(loadProblems({ GATEWAY_CONFIG: join(dir, 'missing.yaml') }), [
+    /^GATEWAY_CONFIG: cannot read .*missing\.yaml \(ENOENT\)$/,
+  ]);
+  t.match(loadProblems({ GATEWAY_CONFIG: join(dir, 'broken.yaml') }), [
+    /^GATEWAY_CONFIG: not valid YAML/,
+  ]);
+  t.match(loadProblems({ GATEWAY_CONFIG: join(dir, 'list.yaml') }), [
+    /^GATEWAY_CONFIG: must be a YAML mapping$/,
+  ]);
+  t.equal(
+    loadConfig({ GATEWAY_CONFIG: join(dir, 'empty.yaml') }).server.port,
+    8080,
+    'an empty file changes nothing',
+  );
   t.end();
 });
 
 void t.test('mergeConfig merges objects key by key and replaces arrays and scalars', (t) => {
-  t.same(mergeConfig({ a: { b: 1, c: [1, 2] }, d: 1 }, { a: { c: [3] }, d: { e: 1 } }), { a: { b: 1, c: [3] }, d: { e: 1 } });
+  t.same(mergeConfig({ a: { b: 1, c: [1, 2] }, d: 1 }, { a: { c: [3] }, d: { e: 1 } }), {
+    a: { b: 1, c: [3] },
+    d: { e: 1 },
+  });
   t.end();
 });

@@ -19,26 +19,53 @@ function problemsOf(t: Test, fn: () => unknown): readonly string[] {
   return [];
 }
 
-void t.test('readSecretFile trims, and names the config key and file on a missing, empty or unreadable one', (t) => {
-  const dir = t.testdir({ key: '  s3cret-key\n', empty: ' \n' });
-  t.equal(readSecretFile('upstream.serviceKeyFile', join(dir, 'key')), 's3cret-key');
-  t.match(problemsOf(t, () => readSecretFile('upstream.serviceKeyFile', join(dir, 'missing'))), [/^upstream\.serviceKeyFile: cannot read ".*missing" \(ENOENT\)$/]);
-  t.match(problemsOf(t, () => readSecretFile('upstream.serviceKeyFile', join(dir, 'empty'))), [/^upstream\.serviceKeyFile: ".*empty" is empty$/]);
-  const thrown = problemsOf(t, () =>
-    readSecretFile('a.key', '/vault/a', () => {
-      throw new Error('leaked TOPSECRET');
-    }),
-  );
-  t.same(thrown, ['a.key: cannot read "/vault/a" (unreadable)'], 'only the errno code, never the reader\'s message');
-  t.end();
-});
+void t.test(
+  'readSecretFile trims, and names the config key and file on a missing, empty or unreadable one',
+  (t) => {
+    const dir = t.testdir({ key: '  s3cret-key\n', empty: ' \n' });
+    t.equal(readSecretFile('upstream.serviceKeyFile', join(dir, 'key')), 's3cret-key');
+    t.match(
+      problemsOf(t, () => readSecretFile('upstream.serviceKeyFile', join(dir, 'missing'))),
+      [/^upstream\.serviceKeyFile: cannot read ".*missing" \(ENOENT\)$/],
+    );
+    t.match(
+      problemsOf(t, () => readSecretFile('upstream.serviceKeyFile', join(dir, 'empty'))),
+      [/^upstream\.serviceKeyFile: ".*empty" is empty$/],
+    );
+    const thrown = problemsOf(t, () =>
+      readSecretFile('a.key', '/vault/a', () => {
+        throw new Error('leaked TOPSECRET');
+      }),
+    );
+    t.same(
+      thrown,
+      ['a.key: cannot read "/vault/a" (unreadable)'],
+      "only the errno code, never the reader's message",
+    );
+    t.end();
+  },
+);
 
-void t.test('buildApp: a missing or empty upstream.serviceKeyFile stops start-up with a ConfigError naming it', (t) => {
-  const dir = t.testdir({ empty: '\n' });
-  const logger = pino({ level: 'silent' });
-  const withKeyFile = (serviceKeyFile: string): ReturnType<typeof configWith> =>
-    configWith({ upstream: { auth: 'service-key', serviceKeyFile }, auth: { mode: 'static', keyFile: join(dir, 'keys.json') } });
-  t.match(problemsOf(t, () => buildApp(withKeyFile(join(dir, 'missing')), { logger, sharedTier: null })), [/^upstream\.serviceKeyFile: cannot read ".*missing" \(ENOENT\)$/]);
-  t.match(problemsOf(t, () => buildApp(withKeyFile(join(dir, 'empty')), { logger, sharedTier: null })), [/^upstream\.serviceKeyFile: ".*empty" is empty$/]);
-  t.end();
-});
+void t.test(
+  'buildApp: a missing or empty upstream.serviceKeyFile stops start-up with a ConfigError naming it',
+  (t) => {
+    const dir = t.testdir({ empty: '\n' });
+    const logger = pino({ level: 'silent' });
+    const withKeyFile = (serviceKeyFile: string): ReturnType<typeof configWith> =>
+      configWith({
+        upstream: { auth: 'service-key', serviceKeyFile },
+        auth: { mode: 'static', keyFile: join(dir, 'keys.json') },
+      });
+    t.match(
+      problemsOf(t, () =>
+        buildApp(withKeyFile(join(dir, 'missing')), { logger, sharedTier: null }),
+      ),
+      [/^upstream\.serviceKeyFile: cannot read ".*missing" \(ENOENT\)$/],
+    );
+    t.match(
+      problemsOf(t, () => buildApp(withKeyFile(join(dir, 'empty')), { logger, sharedTier: null })),
+      [/^upstream\.serviceKeyFile: ".*empty" is empty$/],
+    );
+    t.end();
+  },
+);

@@ -11,10 +11,19 @@ void t.test('host memos of two apps answer for their own suffix', (t) => {
   const a = new HostMemo();
   const b = new HostMemo();
   for (let i = 0; i < 3; i++) {
-    t.equal(a.workspace(raw('acme.gw.example'), { hostSuffix: '.gw.example', trustProxy: false }), 'acme');
-    t.equal(b.workspace(raw('acme.localhost'), { hostSuffix: '.localhost', trustProxy: false }), 'acme');
+    t.equal(
+      a.workspace(raw('acme.gw.example'), { hostSuffix: '.gw.example', trustProxy: false }),
+      'acme',
+    );
+    t.equal(
+      b.workspace(raw('acme.localhost'), { hostSuffix: '.localhost', trustProxy: false }),
+      'acme',
+    );
   }
-  t.throws(() => a.workspace(raw('acme.localhost'), { hostSuffix: '.gw.example', trustProxy: false }), { code: 'NO_WORKSPACE' });
+  t.throws(
+    () => a.workspace(raw('acme.localhost'), { hostSuffix: '.gw.example', trustProxy: false }),
+    { code: 'NO_WORKSPACE' },
+  );
   t.end();
 });
 

@@ -43,13 +43,18 @@ interface Written {
 }
 
 /** Calls writeEntry with the fields of a request and a response it reads (writeHead with a flat array, then end). */
-function write(stored: CacheEntry, requestHeaders: Record<string, string> = {}, options: { outcome?: Outcome; head?: boolean } = {}): Written {
+function write(
+  stored: CacheEntry,
+  requestHeaders: Record<string, string> = {},
+  options: { outcome?: Outcome; head?: boolean } = {},
+): Written {
   const written: Omit<Written, 'returned'> = { status: 0, headers: {}, body: undefined };
   const req = { headers: requestHeaders } as unknown as IncomingMessage;
   const res = {
     writeHead(status: number, headers: string[]) {
       written.status = status;
-      for (let i = 0; i < headers.length; i += 2) written.headers[headers[i]!.toLowerCase()] = headers[i + 1]!;
+      for (let i = 0; i < headers.length; i += 2)
+        written.headers[headers[i]!.toLowerCase()] = headers[i + 1]!;
       return res;
     },
     end(body?: Buffer) {
@@ -57,7 +62,12 @@ function write(stored: CacheEntry, requestHeaders: Record<string, string> = {}, 
       return res;
     },
   } as unknown as ServerResponse;
-  const returned = writeEntry(req, res, stored, options.outcome ?? 'hit', NOW, { requestId: 'req-1', head: options.head ?? false, successor: null, memo: new ResponseMemo() });
+  const returned = writeEntry(req, res, stored, options.outcome ?? 'hit', NOW, {
+    requestId: 'req-1',
+    head: options.head ?? false,
+    successor: null,
+    memo: new ResponseMemo(),
+  });
   return { returned, ...written };
 }
 
@@ -78,46 +88,74 @@ void t.test('each encoding has its own ETag', (t) => {
   t.end();
 });
 
-void t.test('If-None-Match: the tag, its weak form, a list holding it, or "*" → 304 without a body', (t) => {
-  for (const inm of ['"abc123"', 'W/"abc123"', '"other", "abc123"', '"other",W/"abc123" , "more"', '*', ' * ']) {
-    const answer = write(entry(), { 'if-none-match': inm });
-    t.equal(answer.status, 304, `${inm}: 304`);
-    t.equal(answer.returned, 304, `${inm}: the status is returned for the request log`);
-    t.equal(answer.body, undefined, `${inm}: no body`);
-    t.equal(answer.headers['content-length'], undefined, `${inm}: no Content-Length of a body not sent`);
-    t.equal(answer.headers['etag'], '"abc123"', `${inm}: the ETag is sent again`);
-    t.equal(answer.headers['cache-control'], 'private, max-age=60', `${inm}: freshness is refreshed`);
-  }
-  t.end();
-});
+void t.test(
+  'If-None-Match: the tag, its weak form, a list holding it, or "*" → 304 without a body',
+  (t) => {
+    for (const inm of [
+      '"abc123"',
+      'W/"abc123"',
+      '"other", "abc123"',
+      '"other",W/"abc123" , "more"',
+      '*',
+      ' * ',
+    ]) {
+      const answer = write(entry(), { 'if-none-match': inm });
+      t.equal(answer.status, 304, `${inm}: 304`);
+      t.equal(answer.returned, 304, `${inm}: the status is returned for the request log`);
+      t.equal(answer.body, undefined, `${inm}: no body`);
+      t.equal(
+        answer.headers['content-length'],
+        undefined,
+        `${inm}: no Content-Length of a body not sent`,
+      );
+      t.equal(answer.headers['etag'], '"abc123"', `${inm}: the ETag is sent again`);
+      t.equal(
+        answer.headers['cache-control'],
+        'private, max-age=60',
+        `${inm}: freshness is refreshed`,
+      );
+    }
+    t.end();
+  },
+);
 
-void t.test('If-None-Match with the -br or -gz ETag a compressing client holds → 304 for that encoding', (t) => {
-  const br = write(entry(), { 'accept-encoding': 'br, gzip', 'if-none-match': '"abc123-br"' });
-  t.equal(br.status, 304);
-  t.equal(br.headers['etag'], '"abc123-br"');
-  t.equal(br.headers['content-encoding'], 'br');
-  const gz = write(entry(), { 'accept-encoding': 'gzip', 'if-none-match': 'W/"abc123-gz"' });
-  t.equal(gz.status, 304, 'weak form of the gzip tag');
-  t.equal(gz.headers['etag'], '"abc123-gz"');
-  // Every encoding is the same representation's content (respond.ts): its tag still matches.
-  const switched = write(entry(), { 'if-none-match': '"abc123-br"' });
-  t.equal(switched.status, 304, 'a brotli tag from a client that now asks for identity');
-  t.equal(switched.headers['etag'], '"abc123"');
-  t.end();
-});
+void t.test(
+  'If-None-Match with the -br or -gz ETag a compressing client holds → 304 for that encoding',
+  (t) => {
+    const br = write(entry(), { 'accept-encoding': 'br, gzip', 'if-none-match': '"abc123-br"' });
+    t.equal(br.status, 304);
+    t.equal(br.headers['etag'], '"abc123-br"');
+    t.equal(br.headers['content-encoding'], 'br');
+    const gz = write(entry(), { 'accept-encoding': 'gzip', 'if-none-match': 'W/"abc123-gz"' });
+    t.equal(gz.status, 304, 'weak form of the gzip tag');
+    t.equal(gz.headers['etag'], '"abc123-gz"');
+    // Every encoding is the same representation's content (respond.ts): its tag still matches.
+    const switched = write(entry(), { 'if-none-match': '"abc123-br"' });
+    t.equal(switched.status, 304, 'a brotli tag from a client that now asks for identity');
+    t.equal(switched.headers['etag'], '"abc123"');
+    t.end();
+  },
+);
 
-void t.test('If-None-Match with an encoding tag on an entry not (yet) holding that encoding → 304', (t) => {
-  // Stored identity first and compressed a moment later: a client may hold the tag of an
-  // encoding this copy does not have (another instance's, or this one's before a refresh).
-  const plain = entry({ gzip: null, br: null });
-  for (const inm of ['"abc123-gz"', 'W/"abc123-br"']) {
-    const answer = write(plain, { 'accept-encoding': 'gzip, br', 'if-none-match': inm });
-    t.equal(answer.status, 304, `${inm}: 304`);
-    t.equal(answer.headers['etag'], '"abc123"', `${inm}: the identity tag, the only one this copy has`);
-  }
-  t.equal(write(plain, { 'if-none-match': '"abc123-zz"' }).status, 200, 'no other suffix');
-  t.end();
-});
+void t.test(
+  'If-None-Match with an encoding tag on an entry not (yet) holding that encoding → 304',
+  (t) => {
+    // Stored identity first and compressed a moment later: a client may hold the tag of an
+    // encoding this copy does not have (another instance's, or this one's before a refresh).
+    const plain = entry({ gzip: null, br: null });
+    for (const inm of ['"abc123-gz"', 'W/"abc123-br"']) {
+      const answer = write(plain, { 'accept-encoding': 'gzip, br', 'if-none-match': inm });
+      t.equal(answer.status, 304, `${inm}: 304`);
+      t.equal(
+        answer.headers['etag'],
+        '"abc123"',
+        `${inm}: the identity tag, the only one this copy has`,
+      );
+    }
+    t.equal(write(plain, { 'if-none-match': '"abc123-zz"' }).status, 200, 'no other suffix');
+    t.end();
+  },
+);
 
 void t.test('another tag, or none, gets the full answer', (t) => {
   for (const inm of ['"other"', 'W/"other"', '"abc12"', '"other", "abc"', '']) {
@@ -131,14 +169,28 @@ void t.test('another tag, or none, gets the full answer', (t) => {
 
 // RFC 9110 §13.1.2: weak comparison matches whole entity-tags; one whose opaque part merely
 // contains the entry's is another tag. writeEntry matches on a substring (inm.includes).
-void t.test('a tag that only contains the entry\'s tag is another tag', (t) => {
-  t.equal(write(entry(), { 'if-none-match': '"abc1234"' }).status, 200, 'a longer tag is another tag');
-  t.equal(write(entry(), { 'if-none-match': '"xabc123"' }).status, 200, 'a prefixed tag is another tag');
+void t.test("a tag that only contains the entry's tag is another tag", (t) => {
+  t.equal(
+    write(entry(), { 'if-none-match': '"abc1234"' }).status,
+    200,
+    'a longer tag is another tag',
+  );
+  t.equal(
+    write(entry(), { 'if-none-match': '"xabc123"' }).status,
+    200,
+    'a prefixed tag is another tag',
+  );
   t.end();
 });
 
 void t.test('a remembered 404 is never answered 304', (t) => {
-  const notFound = entry({ status: 404, body: Buffer.from('{"error":"Recording not found"}'), br: null, gzip: null, etag: '"nf1"' });
+  const notFound = entry({
+    status: 404,
+    body: Buffer.from('{"error":"Recording not found"}'),
+    br: null,
+    gzip: null,
+    etag: '"nf1"',
+  });
   for (const inm of ['"nf1"', '*', 'W/"nf1"']) {
     const answer = write(notFound, { 'if-none-match': inm });
     t.equal(answer.status, 404, `${inm}: 404`);
@@ -152,39 +204,61 @@ void t.test('HEAD sends the headers of the answer without its body', (t) => {
   const head = write(entry(), { 'accept-encoding': 'gzip' }, { head: true });
   t.equal(head.status, 200);
   t.equal(head.body, undefined);
-  t.equal(head.headers['content-length'], String(GZIP.length), 'the length of the body a GET would get');
+  t.equal(
+    head.headers['content-length'],
+    String(GZIP.length),
+    'the length of the body a GET would get',
+  );
   t.equal(head.headers['etag'], '"abc123-gz"');
   t.end();
 });
 
-void t.test('Age counts whole seconds since storedAt; Cache-Control the freshness left, 0 when stale', (t) => {
-  const hit = write(entry());
-  t.equal(hit.headers['age'], '35', 'floored, not rounded');
-  t.equal(hit.headers['cache-control'], 'private, max-age=60');
-  t.equal(hit.headers['cache-status'], 'recgw; hit; ttl=60');
-  t.equal(hit.headers['vary'], 'Accept-Encoding');
-  t.equal(hit.headers['x-request-id'], 'req-1');
-  t.equal(write(entry({ storedAt: NOW })).headers['age'], '0', 'just stored');
-  t.equal(write(entry({ storedAt: NOW + 5_000 })).headers['age'], '0', 'never negative (a clock step back)');
-  const stale = write(entry({ storedAt: NOW - 45_000, freshUntil: NOW - 15_000 }), {}, { outcome: 'stale' });
-  t.equal(stale.headers['age'], '45');
-  t.equal(stale.headers['cache-control'], 'private, max-age=0');
-  t.equal(stale.headers['cache-status'], 'recgw; hit; ttl=-15');
-  t.end();
-});
+void t.test(
+  'Age counts whole seconds since storedAt; Cache-Control the freshness left, 0 when stale',
+  (t) => {
+    const hit = write(entry());
+    t.equal(hit.headers['age'], '35', 'floored, not rounded');
+    t.equal(hit.headers['cache-control'], 'private, max-age=60');
+    t.equal(hit.headers['cache-status'], 'recgw; hit; ttl=60');
+    t.equal(hit.headers['vary'], 'Accept-Encoding');
+    t.equal(hit.headers['x-request-id'], 'req-1');
+    t.equal(write(entry({ storedAt: NOW })).headers['age'], '0', 'just stored');
+    t.equal(
+      write(entry({ storedAt: NOW + 5_000 })).headers['age'],
+      '0',
+      'never negative (a clock step back)',
+    );
+    const stale = write(
+      entry({ storedAt: NOW - 45_000, freshUntil: NOW - 15_000 }),
+      {},
+      { outcome: 'stale' },
+    );
+    t.equal(stale.headers['age'], '45');
+    t.equal(stale.headers['cache-control'], 'private, max-age=0');
+    t.equal(stale.headers['cache-status'], 'recgw; hit; ttl=-15');
+    t.end();
+  },
+);
 
-void t.test('a hit states the whole seconds of freshness left, however many hits came before', (t) => {
-  // Hit values are remembered per second left: each must still be the one for its own entry.
-  const seconds = [60, 0, 59, 60, 1, 4095, 4096, 100_000, 0, 60];
-  for (const left of seconds) {
-    for (const extra of [0, 999]) {
-      const hit = write(entry({ freshUntil: NOW + left * 1000 + extra }));
-      t.equal(hit.headers['cache-control'], `private, max-age=${left}`);
-      t.equal(hit.headers['cache-status'], `recgw; hit; ttl=${left}`);
+void t.test(
+  'a hit states the whole seconds of freshness left, however many hits came before',
+  (t) => {
+    // Hit values are remembered per second left: each must still be the one for its own entry.
+    const seconds = [60, 0, 59, 60, 1, 4095, 4096, 100_000, 0, 60];
+    for (const left of seconds) {
+      for (const extra of [0, 999]) {
+        const hit = write(entry({ freshUntil: NOW + left * 1000 + extra }));
+        t.equal(hit.headers['cache-control'], `private, max-age=${left}`);
+        t.equal(hit.headers['cache-status'], `recgw; hit; ttl=${left}`);
+      }
     }
-  }
-  const past = write(entry({ freshUntil: NOW - 1 }));
-  t.equal(past.headers['cache-control'], 'private, max-age=0', 'a hit judged fresh a moment ago: never a negative max-age');
-  t.equal(past.headers['cache-status'], 'recgw; hit; ttl=-1');
-  t.end();
-});
+    const past = write(entry({ freshUntil: NOW - 1 }));
+    t.equal(
+      past.headers['cache-control'],
+      'private, max-age=0',
+      'a hit judged fresh a moment ago: never a negative max-age',
+    );
+    t.equal(past.headers['cache-status'], 'recgw; hit; ttl=-1');
+    t.end();
+  },
+);

@@ -4,11 +4,23 @@ import fc from 'fast-check';
 import { ALLOW, matchRoute } from '../../../src/http/route.js';
 
 // Any code points, lone surrogates included (fast-check's 'binary' unit is slow under tap's loader).
-const anyUnicode = fc.string({ unit: fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c)) });
+const anyUnicode = fc.string({
+  unit: fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c)),
+});
 
 void t.test('list route under both prefixes', (t) => {
-  t.same(matchRoute('/api/external/v2/recordings'), { route: 'list', version: 'v2', idSegment: null, query: '' });
-  t.same(matchRoute('/api/external/v1/recordings'), { route: 'list', version: 'v1', idSegment: null, query: '' });
+  t.same(matchRoute('/api/external/v2/recordings'), {
+    route: 'list',
+    version: 'v2',
+    idSegment: null,
+    query: '',
+  });
+  t.same(matchRoute('/api/external/v1/recordings'), {
+    route: 'list',
+    version: 'v1',
+    idSegment: null,
+    query: '',
+  });
   t.same(matchRoute('/api/external/v2/recordings?page_size=5&page_number=2'), {
     route: 'list',
     version: 'v2',
@@ -16,13 +28,22 @@ void t.test('list route under both prefixes', (t) => {
     query: 'page_size=5&page_number=2',
   });
   t.equal(matchRoute('/api/external/v2/recordings?')?.query, '', 'lone ? is an empty query');
-  t.equal(matchRoute('/api/external/v2/recordings?a=1?b=/x')?.query, 'a=1?b=/x', 'raw text after the first ?');
+  t.equal(
+    matchRoute('/api/external/v2/recordings?a=1?b=/x')?.query,
+    'a=1?b=/x',
+    'raw text after the first ?',
+  );
   t.end();
 });
 
 void t.test('recording route keeps the raw segment', (t) => {
   const uuid = '3F2504E0-4F89-11D3-9A0C-0305E82C3301';
-  t.same(matchRoute(`/api/external/v2/recordings/${uuid}`), { route: 'recording', version: 'v2', idSegment: uuid, query: '' });
+  t.same(matchRoute(`/api/external/v2/recordings/${uuid}`), {
+    route: 'recording',
+    version: 'v2',
+    idSegment: uuid,
+    query: '',
+  });
   t.same(matchRoute('/api/external/v1/recordings/abc_DEF-1?x=1'), {
     route: 'recording',
     version: 'v1',
@@ -30,7 +51,11 @@ void t.test('recording route keeps the raw segment', (t) => {
     query: 'x=1',
   });
   t.equal(matchRoute('/api/external/v2/recordings/a%20b')?.idSegment, 'a%20b', 'not decoded here');
-  t.equal(matchRoute('/api/external/v2/recordings/a.b')?.idSegment, 'a.b', 'a lone dot inside a segment is not a dot-segment');
+  t.equal(
+    matchRoute('/api/external/v2/recordings/a.b')?.idSegment,
+    'a.b',
+    'a lone dot inside a segment is not a dot-segment',
+  );
   t.end();
 });
 
@@ -85,12 +110,20 @@ void t.test('ALLOW lists the methods the routes answer', (t) => {
 });
 
 void t.test('properties', (t) => {
-  const prefix = fc.constantFrom('/api/external/v2/recordings', '/api/external/v1/recordings', '/api/external/v2', '/', '');
+  const prefix = fc.constantFrom(
+    '/api/external/v2/recordings',
+    '/api/external/v1/recordings',
+    '/api/external/v2',
+    '/',
+    '',
+  );
   const piece = fc.oneof(
     fc.constantFrom('/', '//', '.', '..', '%2e', '%2F', '?', '#', '\\', 'abc', '%5c'),
     fc.string({ maxLength: 8 }),
   );
-  const urls = fc.tuple(prefix, fc.array(piece, { maxLength: 6 })).map(([head, rest]) => head + rest.join(''));
+  const urls = fc
+    .tuple(prefix, fc.array(piece, { maxLength: 6 }))
+    .map(([head, rest]) => head + rest.join(''));
   const anyUrl = fc.oneof(urls, fc.string(), anyUnicode);
 
   t.doesNotThrow(() => {
@@ -108,7 +141,9 @@ void t.test('properties', (t) => {
           !/%2e%2e|\.%2e|%2e\./i.test(path) &&
           rebuilt === path &&
           match.query === (mark === -1 ? '' : url.slice(mark + 1)) &&
-          (match.idSegment === null ? match.route === 'list' : match.route === 'recording' && match.idSegment.length > 0)
+          (match.idSegment === null
+            ? match.route === 'list'
+            : match.route === 'recording' && match.idSegment.length > 0)
         );
       }),
       { numRuns: 5000 },

@@ -37,11 +37,27 @@ void t.test('redacts the signature of every supported scheme and keeps the rest'
       'https://a.akamaized.net/v.mp4?__token__=st=1~exp=1900000000~acl=/*~hmac=REDACTED',
       ['deadbeef01'],
     ],
-    ['https://a.net/v.mp4?hdnts=exp%3D19%7Ehmac%3Dcafe42', 'https://a.net/v.mp4?hdnts=exp%3D19%7Ehmac%3DREDACTED', ['cafe42']],
+    [
+      'https://a.net/v.mp4?hdnts=exp%3D19%7Ehmac%3Dcafe42',
+      'https://a.net/v.mp4?hdnts=exp%3D19%7Ehmac%3DREDACTED',
+      ['cafe42'],
+    ],
     ['https://a.net/v.mp4?hdnts=opaque99', 'https://a.net/v.mp4?hdnts=REDACTED', ['opaque99']],
-    ['https://z.b-cdn.net/v.mp4?token=bunny77&expires=1900000000', 'https://z.b-cdn.net/v.mp4?token=REDACTED&expires=1900000000', ['bunny77']],
-    ['https://n.example/v.mp4?md5=Xy_z12&expires=1900000000', 'https://n.example/v.mp4?md5=REDACTED&expires=1900000000', ['Xy_z12']],
-    ['https://x.example/a?API_KEY=k-1&page=2&key=k-2#top', 'https://x.example/a?API_KEY=REDACTED&page=2&key=REDACTED#top', ['k-1', 'k-2']],
+    [
+      'https://z.b-cdn.net/v.mp4?token=bunny77&expires=1900000000',
+      'https://z.b-cdn.net/v.mp4?token=REDACTED&expires=1900000000',
+      ['bunny77'],
+    ],
+    [
+      'https://n.example/v.mp4?md5=Xy_z12&expires=1900000000',
+      'https://n.example/v.mp4?md5=REDACTED&expires=1900000000',
+      ['Xy_z12'],
+    ],
+    [
+      'https://x.example/a?API_KEY=k-1&page=2&key=k-2#top',
+      'https://x.example/a?API_KEY=REDACTED&page=2&key=REDACTED#top',
+      ['k-1', 'k-2'],
+    ],
   ];
   for (const [url, expected, secrets] of cases) {
     const out = redactUrl(url);
@@ -56,7 +72,11 @@ void t.test('returns the very same string when there is nothing to redact', (t) 
   t.equal(redactUrl(plain), plain);
   const harmless = 'https://x.example/recordings?page_number=2&page_size=30&flag';
   t.equal(redactUrl(harmless), harmless);
-  t.equal(redactUrl('https://x.example/?Signature='), 'https://x.example/?Signature=', 'empty value kept');
+  t.equal(
+    redactUrl('https://x.example/?Signature='),
+    'https://x.example/?Signature=',
+    'empty value kept',
+  );
   t.end();
 });
 
@@ -68,29 +88,41 @@ void t.test('redacts a signed URL quoted inside free text, such as an error mess
   t.end();
 });
 
-void t.test('REDACT_PATHS censors credential headers and secret fields where they are logged', (t) => {
-  const logs = captureLogs();
-  const logger = pino({ redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } }, logs.stream);
-  logger.info({
-    req: { headers: { 'x-api-key': 'k1', authorization: 'Bearer k2', host: 'acme.localhost' } },
-    headers: { 'x-api-key': 'k3' },
-    upstream: { headers: { 'x-api-key': 'k4' } },
-    request: { headers: { authorization: 'Bearer k5' } },
-    apiKey: 'k6',
-    adminToken: 'k7',
-    token: 'k8',
-    secretAccessKey: 'k9',
-    serviceKey: 'k10',
-    config: { admin: { token: 'k11' } },
-  });
-  const text = logs.text();
-  for (let i = 1; i <= 11; i++) t.notMatch(text, new RegExp(`\\bk${i}\\b`), `k${i} redacted`);
-  const [line] = logs.lines();
-  t.match(line, { req: { headers: { 'x-api-key': '[REDACTED]', host: 'acme.localhost' } }, config: { admin: { token: '[REDACTED]' } } });
-  t.end();
-});
+void t.test(
+  'REDACT_PATHS censors credential headers and secret fields where they are logged',
+  (t) => {
+    const logs = captureLogs();
+    const logger = pino({ redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } }, logs.stream);
+    logger.info({
+      req: { headers: { 'x-api-key': 'k1', authorization: 'Bearer k2', host: 'acme.localhost' } },
+      headers: { 'x-api-key': 'k3' },
+      upstream: { headers: { 'x-api-key': 'k4' } },
+      request: { headers: { authorization: 'Bearer k5' } },
+      apiKey: 'k6',
+      adminToken: 'k7',
+      token: 'k8',
+      secretAccessKey: 'k9',
+      serviceKey: 'k10',
+      config: { admin: { token: 'k11' } },
+    });
+    const text = logs.text();
+    for (let i = 1; i <= 11; i++) t.notMatch(text, new RegExp(`\\bk${i}\\b`), `k${i} redacted`);
+    const [line] = logs.lines();
+    t.match(line, {
+      req: { headers: { 'x-api-key': '[REDACTED]', host: 'acme.localhost' } },
+      config: { admin: { token: '[REDACTED]' } },
+    });
+    t.end();
+  },
+);
 
-void t.test('REDACT_PATHS has no wildcard: each one costs microseconds on every request line', (t) => {
-  t.same(REDACT_PATHS.filter((path) => path.includes('*')), []);
-  t.end();
-});
+void t.test(
+  'REDACT_PATHS has no wildcard: each one costs microseconds on every request line',
+  (t) => {
+    t.same(
+      REDACT_PATHS.filter((path) => path.includes('*')),
+      [],
+    );
+    t.end();
+  },
+);

@@ -39,8 +39,12 @@ void t.test('counts per workspace, per path, and records each routed request', a
 
 void t.test('the request ring keeps the most recent entries in order', (t) => {
   const store = new SimCounterStore(3);
-  for (let i = 0; i < 5; i++) store.record({ workspace: `w${i}`, resource: 'list', keyValid: true, at: i });
-  t.same(store.requests.map((r) => r.at), [2, 3, 4]);
+  for (let i = 0; i < 5; i++)
+    store.record({ workspace: `w${i}`, resource: 'list', keyValid: true, at: i });
+  t.same(
+    store.requests.map((r) => r.at),
+    [2, 3, 4],
+  );
   t.equal(store.byWorkspace('w0'), 1, 'counts are not bounded by the ring');
   t.end();
 });
@@ -52,8 +56,11 @@ void t.test('same seed → same bytes, apart from the transcoded_url signature',
   const c = await startTestSim(t, { seed: 43, clock, urlScheme: 'cloud-cdn' });
   const key = a.keys['initech']![0]!;
   const path = `${base('initech')}/recordings?page_size=100`;
-  const [ta, tb, tc] = await Promise.all([a, b, c].map(async (sim) => (await call(sim, path, { key })).text));
-  const unsign = (text: string | undefined): string => (text ?? '').replace(/&Signature=[A-Za-z0-9_=-]+/g, '&Signature=…');
+  const [ta, tb, tc] = await Promise.all(
+    [a, b, c].map(async (sim) => (await call(sim, path, { key })).text),
+  );
+  const unsign = (text: string | undefined): string =>
+    (text ?? '').replace(/&Signature=[A-Za-z0-9_=-]+/g, '&Signature=…');
   t.not(ta, tb, 'signatures differ (fresh keys per simulator)');
   t.equal(unsign(ta), unsign(tb), 'everything else is identical');
   t.not(unsign(ta), unsign(tc), 'another seed gives other data');

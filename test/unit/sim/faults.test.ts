@@ -39,11 +39,18 @@ void t.test('hang never answers until close; drop cuts the body', async (t) => {
   const key = sim.keys['acme']![0]!;
   sim.faults.set({ kind: 'hang' }, { times: 1 });
   const started = performance.now();
-  await t.rejects(call(sim, `${base('acme')}/recordings`, { key, timeoutMs: 200 }), { name: 'TimeoutError' }, 'no answer within 200 ms');
+  await t.rejects(
+    call(sim, `${base('acme')}/recordings`, { key, timeoutMs: 200 }),
+    { name: 'TimeoutError' },
+    'no answer within 200 ms',
+  );
   t.ok(performance.now() - started >= 195);
 
   sim.faults.set({ kind: 'drop' }, { times: 2 });
-  for (const path of [`${base('acme')}/recordings`, `${base('acme')}/recordings/${sim.data['acme']![0]!.id}`]) {
+  for (const path of [
+    `${base('acme')}/recordings`,
+    `${base('acme')}/recordings/${sim.data['acme']![0]!.id}`,
+  ]) {
     const res = await request(`${sim.origin}${path}`, { headers: { 'x-api-key': key } });
     t.equal(res.statusCode, 200, 'headers arrive');
     await t.rejects(res.body.text(), 'the body is cut off');
@@ -72,31 +79,54 @@ void t.test('oversize streams a valid-looking body of at least the asked size', 
   t.equal(JSON.parse(one.text).id, sim.data['acme']![0]!.id, 'parses as a recording');
 });
 
-void t.test('latency delays, combines, and composes with other faults; scoping and clear', async (t) => {
-  const sim = await startTestSim(t);
-  const key = sim.keys['acme']![0]!;
-  const timed = async (path: string, k = key): Promise<[number, number]> => {
-    const started = performance.now();
-    const res = await call(sim, path, { key: k });
-    return [res.status, performance.now() - started];
-  };
-  sim.faults.set({ kind: 'latency', ms: 120 }, { times: 1 });
-  sim.faults.set({ kind: 'latency', ms: 80 }, { times: 1 });
-  sim.faults.set({ kind: 'status', status: 500 }, { times: 1 });
-  const [status, elapsed] = await timed(`${base('acme')}/recordings`);
-  t.equal(status, 500);
-  t.ok(elapsed >= 195, `latencies add up (${Math.round(elapsed)} ms)`);
-  const [, quick] = await timed(`${base('acme')}/recordings`);
-  t.ok(quick < 150, 'used up');
+void t.test(
+  'latency delays, combines, and composes with other faults; scoping and clear',
+  async (t) => {
+    const sim = await startTestSim(t);
+    const key = sim.keys['acme']![0]!;
+    const timed = async (path: string, k = key): Promise<[number, number]> => {
+      const started = performance.now();
+      const res = await call(sim, path, { key: k });
+      return [res.status, performance.now() - started];
+    };
+    sim.faults.set({ kind: 'latency', ms: 120 }, { times: 1 });
+    sim.faults.set({ kind: 'latency', ms: 80 }, { times: 1 });
+    sim.faults.set({ kind: 'status', status: 500 }, { times: 1 });
+    const [status, elapsed] = await timed(`${base('acme')}/recordings`);
+    t.equal(status, 500);
+    t.ok(elapsed >= 195, `latencies add up (${Math.round(elapsed)} ms)`);
+    const [, quick] = await timed(`${base('acme')}/recordings`);
+    t.ok(quick < 150, 'used up');
 
-  sim.faults.set({ kind: 'status', status: 502 }, { workspace: 'globex' });
-  sim.faults.set({ kind: 'status', status: 504 }, { path: 'recording' });
-  t.equal((await call(sim, `${base('acme')}/recordings`, { key })).status, 200, 'other workspace and path unaffected');
-  t.equal((await call(sim, `${base('acme')}/recordings/x`, { key })).status, 504, 'path scope');
-  t.equal((await call(sim, `${base('globex')}/recordings`, { key: sim.keys['globex']![0]! })).status, 502, 'workspace scope');
-  t.equal((await call(sim, `${base('globex')}/recordings`, { key: sim.keys['globex']![0]! })).status, 502, 'no times: stays');
-  t.equal((await call(sim, `${base('globex')}/recordings/x`, { key: sim.keys['globex']![0]! })).status, 502, 'first match wins');
-  sim.faults.clear();
-  t.equal((await call(sim, `${base('globex')}/recordings`, { key: sim.keys['globex']![0]! })).status, 200, 'cleared');
-  t.throws(() => sim.faults.set({ kind: 'hang' }, { times: 0 }), RangeError);
-});
+    sim.faults.set({ kind: 'status', status: 502 }, { workspace: 'globex' });
+    sim.faults.set({ kind: 'status', status: 504 }, { path: 'recording' });
+    t.equal(
+      (await call(sim, `${base('acme')}/recordings`, { key })).status,
+      200,
+      'other workspace and path unaffected',
+    );
+    t.equal((await call(sim, `${base('acme')}/recordings/x`, { key })).status, 504, 'path scope');
+    t.equal(
+      (await call(sim, `${base('globex')}/recordings`, { key: sim.keys['globex']![0]! })).status,
+      502,
+      'workspace scope',
+    );
+    t.equal(
+      (await call(sim, `${base('globex')}/recordings`, { key: sim.keys['globex']![0]! })).status,
+      502,
+      'no times: stays',
+    );
+    t.equal(
+      (await call(sim, `${base('globex')}/recordings/x`, { key: sim.keys['globex']![0]! })).status,
+      502,
+      'first match wins',
+    );
+    sim.faults.clear();
+    t.equal(
+      (await call(sim, `${base('globex')}/recordings`, { key: sim.keys['globex']![0]! })).status,
+      200,
+      'cleared',
+    );
+    t.throws(() => sim.faults.set({ kind: 'hang' }, { times: 0 }), RangeError);
+  },
+);

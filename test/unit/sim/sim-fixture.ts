@@ -8,14 +8,21 @@ interface Teardown {
 }
 
 /** Starts a simulator and closes it when the test ends. */
-export async function startTestSim(t: Teardown, options: SimulatorOptions = {}): Promise<Simulator> {
+export async function startTestSim(
+  t: Teardown,
+  options: SimulatorOptions = {},
+): Promise<Simulator> {
   const sim = await startSimulator(options);
   t.teardown(() => sim.close());
   return sim;
 }
 
 /** A mutable clock the test moves by hand. */
-export function manualClock(start = Date.UTC(2026, 4, 1, 9, 0, 0)): { now(): number; set(ms: number): void; advance(ms: number): void } {
+export function manualClock(start = Date.UTC(2026, 4, 1, 9, 0, 0)): {
+  now(): number;
+  set(ms: number): void;
+  advance(ms: number): void;
+} {
   let now = start;
   return {
     now: () => now,
@@ -39,7 +46,12 @@ export interface Answer {
 export async function call(
   sim: Simulator,
   path: string,
-  options: { key?: string; method?: 'GET' | 'HEAD' | 'POST'; host?: string; timeoutMs?: number } = {},
+  options: {
+    key?: string;
+    method?: 'GET' | 'HEAD' | 'POST';
+    host?: string;
+    timeoutMs?: number;
+  } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.key !== undefined) headers['x-api-key'] = options.key;

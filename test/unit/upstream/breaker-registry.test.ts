@@ -2,10 +2,25 @@
 import t from 'tap';
 import { BreakerRegistry } from '../../../src/upstream/breaker-registry.js';
 
-function setup(maxOrigins: number): { registry: BreakerRegistry; clock: { ms: number; now(): number }; reports: number[] } {
-  const clock = { ms: 1_000_000, now() { return this.ms; } };
+function setup(maxOrigins: number): {
+  registry: BreakerRegistry;
+  clock: { ms: number; now(): number };
+  reports: number[];
+} {
+  const clock = {
+    ms: 1_000_000,
+    now() {
+      return this.ms;
+    },
+  };
   const reports: number[] = [];
-  const registry = new BreakerRegistry({ failureThreshold: 1, resetTimeout: 10_000, clock, maxOrigins, report: (worst) => reports.push(worst) });
+  const registry = new BreakerRegistry({
+    failureThreshold: 1,
+    resetTimeout: 10_000,
+    clock,
+    maxOrigins,
+    report: (worst) => reports.push(worst),
+  });
   return { registry, clock, reports };
 }
 
@@ -35,18 +50,21 @@ void t.test('evicting an open breaker takes its state out of the gauge', (t) => 
   t.end();
 });
 
-void t.test('an evicted breaker moved by a fetch that began before the eviction does not touch the gauge', (t) => {
-  const { registry, reports } = setup(1);
-  const evicted = registry.for('http://a.test');
-  const permit = evicted.acquire();
-  const current = registry.for('http://b.test');
-  evicted.fail(permit);
-  t.equal(evicted.state, 'open', 'the old breaker did open');
-  t.same(reports, [0], 'but the gauge stays closed');
-  // The counts are still right: the breaker the registry holds opens and closes the gauge alone.
-  current.fail(current.acquire());
-  t.same(reports, [0, 2]);
-  registry.for('http://a.test');
-  t.same(reports, [0, 2, 0], 'evicting the open one brings the gauge back to 0');
-  t.end();
-});
+void t.test(
+  'an evicted breaker moved by a fetch that began before the eviction does not touch the gauge',
+  (t) => {
+    const { registry, reports } = setup(1);
+    const evicted = registry.for('http://a.test');
+    const permit = evicted.acquire();
+    const current = registry.for('http://b.test');
+    evicted.fail(permit);
+    t.equal(evicted.state, 'open', 'the old breaker did open');
+    t.same(reports, [0], 'but the gauge stays closed');
+    // The counts are still right: the breaker the registry holds opens and closes the gauge alone.
+    current.fail(current.acquire());
+    t.same(reports, [0, 2]);
+    registry.for('http://a.test');
+    t.same(reports, [0, 2, 0], 'evicting the open one brings the gauge back to 0');
+    t.end();
+  },
+);

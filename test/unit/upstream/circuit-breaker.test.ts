@@ -5,7 +5,12 @@ import { UpstreamError } from '../../../src/errors.js';
 import { CircuitBreaker, type CircuitState } from '../../../src/upstream/circuit-breaker.js';
 
 function setup(): { breaker: CircuitBreaker; clock: Clock & { ms: number }; changes: string[] } {
-  const clock = { ms: 1_000_000, now() { return this.ms; } };
+  const clock = {
+    ms: 1_000_000,
+    now() {
+      return this.ms;
+    },
+  };
   const changes: string[] = [];
   const breaker = new CircuitBreaker({
     failureThreshold: 3,
@@ -20,27 +25,37 @@ function openError(t: Test, fn: () => unknown): UpstreamError | undefined {
   try {
     fn();
   } catch (error) {
-    t.ok(error instanceof UpstreamError && error.code === 'CIRCUIT_OPEN' && error.status === 503, 'CIRCUIT_OPEN');
+    t.ok(
+      error instanceof UpstreamError && error.code === 'CIRCUIT_OPEN' && error.status === 503,
+      'CIRCUIT_OPEN',
+    );
     return error as UpstreamError;
   }
   t.fail('expected CIRCUIT_OPEN');
   return undefined;
 }
 
-void t.test('opens after failureThreshold consecutive failures; a success resets the count', (t) => {
-  const { breaker, changes } = setup();
-  breaker.fail(breaker.acquire());
-  breaker.fail(breaker.acquire());
-  breaker.succeed(breaker.acquire());
-  breaker.fail(breaker.acquire());
-  breaker.fail(breaker.acquire());
-  t.equal(breaker.state, 'closed', 'not consecutive: still closed');
-  breaker.fail(breaker.acquire());
-  t.equal(breaker.state, 'open');
-  t.same(changes, ['closed->open']);
-  t.equal(openError(t, () => breaker.acquire())?.retryAfter, 10, 'retryAfter = seconds until half-open');
-  t.end();
-});
+void t.test(
+  'opens after failureThreshold consecutive failures; a success resets the count',
+  (t) => {
+    const { breaker, changes } = setup();
+    breaker.fail(breaker.acquire());
+    breaker.fail(breaker.acquire());
+    breaker.succeed(breaker.acquire());
+    breaker.fail(breaker.acquire());
+    breaker.fail(breaker.acquire());
+    t.equal(breaker.state, 'closed', 'not consecutive: still closed');
+    breaker.fail(breaker.acquire());
+    t.equal(breaker.state, 'open');
+    t.same(changes, ['closed->open']);
+    t.equal(
+      openError(t, () => breaker.acquire())?.retryAfter,
+      10,
+      'retryAfter = seconds until half-open',
+    );
+    t.end();
+  },
+);
 
 void t.test('half-open after resetTimeout: one trial at a time, closes on success', (t) => {
   const { breaker, clock, changes } = setup();

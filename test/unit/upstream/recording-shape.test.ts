@@ -15,13 +15,23 @@ function rejects(t: Test, parse: () => unknown, path: string): void {
     const upstream = error as UpstreamError;
     t.equal(upstream.code, 'UPSTREAM_INVALID');
     t.equal(upstream.status, 502);
-    t.equal(upstream.message, 'The recordings store sent an invalid response', 'client-safe message');
-    t.match(errorDetail(upstream) ?? '', new RegExp(`^${path.replace(/[[\].$]/g, '\\$&')}: expected`), `detail names ${path}`);
+    t.equal(
+      upstream.message,
+      'The recordings store sent an invalid response',
+      'client-safe message',
+    );
+    t.match(
+      errorDetail(upstream) ?? '',
+      new RegExp(`^${path.replace(/[[\].$]/g, '\\$&')}: expected`),
+      `detail names ${path}`,
+    );
   }
 }
 
 void t.test('a valid recording comes back as the same object, extra fields and order kept', (t) => {
-  const input = JSON.parse(JSON.stringify({ ...recordingFixture(), extra_field: { nested: [1] } })) as unknown;
+  const input = JSON.parse(
+    JSON.stringify({ ...recordingFixture(), extra_field: { nested: [1] } }),
+  ) as unknown;
   const parsed = parseRecording(input);
   t.equal(parsed, input, 'validated in place, not copied');
   t.same(Object.keys(parsed), Object.keys(input as object));
@@ -31,13 +41,29 @@ void t.test('a valid recording comes back as the same object, extra fields and o
 
 void t.test('nullable fields accept null, numbers accept whole and fractional', (t) => {
   const nulls = recordingFixture({
-    title: null, duration: null, summary: null, public_link_id: null, public_url: null, transcoded_url: null,
-    thumbnail_url: null, folder_name: null, folder_id: null, uploaded_at: null, tags: [],
+    title: null,
+    duration: null,
+    summary: null,
+    public_link_id: null,
+    public_url: null,
+    transcoded_url: null,
+    thumbnail_url: null,
+    folder_name: null,
+    folder_id: null,
+    uploaded_at: null,
+    tags: [],
   });
   t.equal(parseRecording(nulls).uploaded_at, null);
   t.equal(parseRecording(recordingFixture({ duration: 120 })).duration, 120);
-  t.equal(parseRecording(recordingFixture({ id: '0B9C5E52-6F0E-4F7A-9A3C-1D2E3F405162' })).id.length, 36, 'UUID in any case');
-  t.ok(parseRecording(recordingFixture({ created_at: '2024-02-29T23:59:59+02:00' })), 'offset and leap day');
+  t.equal(
+    parseRecording(recordingFixture({ id: '0B9C5E52-6F0E-4F7A-9A3C-1D2E3F405162' })).id.length,
+    36,
+    'UUID in any case',
+  );
+  t.ok(
+    parseRecording(recordingFixture({ created_at: '2024-02-29T23:59:59+02:00' })),
+    'offset and leap day',
+  );
   t.end();
 });
 
@@ -63,7 +89,15 @@ void t.test('every field rule rejects with its path', (t) => {
     ['$.tags', { tags: null }],
     ['$.tags', { tags: {} }],
     ['$.tags[0]', { tags: ['demo'] }],
-    ['$.tags[1].id', { tags: [{ id: 'a', name: 'b', style: 'c' }, { id: 1, name: 'b', style: 'c' }] }],
+    [
+      '$.tags[1].id',
+      {
+        tags: [
+          { id: 'a', name: 'b', style: 'c' },
+          { id: 1, name: 'b', style: 'c' },
+        ],
+      },
+    ],
     ['$.tags[0].name', { tags: [{ id: 'a', style: 'c' }] }],
     ['$.tags[0].style', { tags: [{ id: 'a', name: 'b', style: null }] }],
     ['$.folder_name', { folder_name: 1 }],
@@ -76,7 +110,8 @@ void t.test('every field rule rejects with its path', (t) => {
     ['$.updated_at', { updated_at: '2024-05-01T25:00:00Z' }],
     ['$.uploaded_at', { uploaded_at: 'yesterday' }],
   ];
-  for (const [path, override] of cases) rejects(t, () => parseRecording(recordingFixture(override)), path);
+  for (const [path, override] of cases)
+    rejects(t, () => parseRecording(recordingFixture(override)), path);
   const missing = recordingFixture();
   delete (missing as Partial<typeof missing>).user_name;
   rejects(t, () => parseRecording(missing), '$.user_name');
@@ -89,15 +124,51 @@ void t.test('list pages: recordings array, each recording, pagination integers',
   const page = listPageFixture(3);
   t.equal(parseListPage(page), page);
   const noOptional = { recordings: [], pagination: { total_records: 0, page_size: 30 } };
-  t.same(parseListPage(noOptional), noOptional, 'total_pages and current_page_number may be absent');
+  t.same(
+    parseListPage(noOptional),
+    noOptional,
+    'total_pages and current_page_number may be absent',
+  );
 
   rejects(t, () => parseListPage('[]'), '$');
   rejects(t, () => parseListPage({ pagination: page.pagination }), '$.recordings');
-  rejects(t, () => parseListPage({ ...page, recordings: [page.recordings[0], { ...page.recordings[1], is_uploaded: 1 }] }), '$.recordings[1].is_uploaded');
+  rejects(
+    t,
+    () =>
+      parseListPage({
+        ...page,
+        recordings: [page.recordings[0], { ...page.recordings[1], is_uploaded: 1 }],
+      }),
+    '$.recordings[1].is_uploaded',
+  );
   rejects(t, () => parseListPage({ recordings: [] }), '$.pagination');
-  rejects(t, () => parseListPage({ recordings: [], pagination: { page_size: 30 } }), '$.pagination.total_records');
-  rejects(t, () => parseListPage({ recordings: [], pagination: { total_records: 1, page_size: -1 } }), '$.pagination.page_size');
-  rejects(t, () => parseListPage({ recordings: [], pagination: { total_records: 1, page_size: 1, total_pages: 1.5 } }), '$.pagination.total_pages');
-  rejects(t, () => parseListPage({ recordings: [], pagination: { total_records: 1, page_size: 1, current_page_number: '1' } }), '$.pagination.current_page_number');
+  rejects(
+    t,
+    () => parseListPage({ recordings: [], pagination: { page_size: 30 } }),
+    '$.pagination.total_records',
+  );
+  rejects(
+    t,
+    () => parseListPage({ recordings: [], pagination: { total_records: 1, page_size: -1 } }),
+    '$.pagination.page_size',
+  );
+  rejects(
+    t,
+    () =>
+      parseListPage({
+        recordings: [],
+        pagination: { total_records: 1, page_size: 1, total_pages: 1.5 },
+      }),
+    '$.pagination.total_pages',
+  );
+  rejects(
+    t,
+    () =>
+      parseListPage({
+        recordings: [],
+        pagination: { total_records: 1, page_size: 1, current_page_number: '1' },
+      }),
+    '$.pagination.current_page_number',
+  );
   t.end();
 });

@@ -3,12 +3,35 @@ import t from 'tap';
 import { backoffDelay, parseHttpDate, parseRetryAfter } from '../../../src/upstream/retry.js';
 
 void t.test('backoff: full jitter between base and min(max, base * 2^retry)', (t) => {
-  t.equal(backoffDelay(1, 50, 1000, () => 0), 50, 'lowest draw is the base');
-  t.equal(backoffDelay(1, 50, 1000, () => 1), 100, 'first retry tops out at 2 * base');
-  t.equal(backoffDelay(3, 50, 1000, () => 1), 400);
-  t.equal(backoffDelay(10, 50, 1000, () => 1), 1000, 'capped at max');
-  t.equal(backoffDelay(2, 50, 1000, () => 0.5), 125, 'uniform in between');
-  t.equal(backoffDelay(4, 500, 100, () => 1), 500, 'a max below base never undercuts base');
+  t.equal(
+    backoffDelay(1, 50, 1000, () => 0),
+    50,
+    'lowest draw is the base',
+  );
+  t.equal(
+    backoffDelay(1, 50, 1000, () => 1),
+    100,
+    'first retry tops out at 2 * base',
+  );
+  t.equal(
+    backoffDelay(3, 50, 1000, () => 1),
+    400,
+  );
+  t.equal(
+    backoffDelay(10, 50, 1000, () => 1),
+    1000,
+    'capped at max',
+  );
+  t.equal(
+    backoffDelay(2, 50, 1000, () => 0.5),
+    125,
+    'uniform in between',
+  );
+  t.equal(
+    backoffDelay(4, 500, 100, () => 1),
+    500,
+    'a max below base never undercuts base',
+  );
   for (let i = 0; i < 200; i++) {
     const delay = backoffDelay(2, 50, 1000);
     if (delay < 50 || delay > 200) t.fail(`delay ${delay} outside [50, 200]`);
@@ -38,7 +61,15 @@ void t.test('Retry-After as HTTP-date, in all three RFC 9110 §5.6.7 forms', (t)
   t.equal(parseRetryAfter('Sun, 06 Nov 1994 08:49:42 GMT', at), 5000, 'wait until the date');
   t.equal(parseRetryAfter('Sun, 06 Nov 1994 08:49:00 GMT', at), 0, 'a past date means no wait');
   const y2060 = Date.UTC(2060, 0, 1);
-  t.equal(parseHttpDate('Thursday, 01-Jan-99 00:00:00 GMT', y2060), Date.UTC(2099, 0, 1), 'two-digit year within 50 years ahead');
-  t.equal(parseHttpDate('Friday, 01-Jan-49 00:00:00 GMT', Date.UTC(1990, 0, 1)), Date.UTC(1949, 0, 1), 'more than 50 years ahead means the past');
+  t.equal(
+    parseHttpDate('Thursday, 01-Jan-99 00:00:00 GMT', y2060),
+    Date.UTC(2099, 0, 1),
+    'two-digit year within 50 years ahead',
+  );
+  t.equal(
+    parseHttpDate('Friday, 01-Jan-49 00:00:00 GMT', Date.UTC(1990, 0, 1)),
+    Date.UTC(1949, 0, 1),
+    'more than 50 years ahead means the past',
+  );
   t.end();
 });

@@ -2,7 +2,12 @@
 import { lookup } from 'node:dns';
 import t from 'tap';
 import { asWorkspaceId, type WorkspaceId } from '../../../src/brands.js';
-import { listTarget, loopbackAwareLookup, parseBaseUrl, recordingTarget } from '../../../src/upstream/upstream-url.js';
+import {
+  listTarget,
+  loopbackAwareLookup,
+  parseBaseUrl,
+  recordingTarget,
+} from '../../../src/upstream/upstream-url.js';
 
 const acme = asWorkspaceId('acme') as WorkspaceId;
 
@@ -12,7 +17,11 @@ void t.test('{workspace} in the host', (t) => {
     origin: 'https://acme.recordings.internal',
     path: '/api/external/v2/recordings?page_number=2&page_size=30',
   });
-  t.equal(template.label, 'https://{workspace}.recordings.internal', 'label keeps the placeholder: bounded');
+  t.equal(
+    template.label,
+    'https://{workspace}.recordings.internal',
+    'label keeps the placeholder: bounded',
+  );
   t.end();
 });
 
@@ -33,23 +42,37 @@ void t.test('the id is one encoded path segment', (t) => {
 });
 
 void t.test('userinfo never reaches the metric label', (t) => {
-  t.equal(parseBaseUrl('https://user:secret@{workspace}.store/v2').label, 'https://{workspace}.store');
+  t.equal(
+    parseBaseUrl('https://user:secret@{workspace}.store/v2').label,
+    'https://{workspace}.store',
+  );
   t.throws(() => parseBaseUrl('/relative/{workspace}'), TypeError);
   t.end();
 });
 
-void t.test('*.localhost resolves to loopback (RFC 6761 §6.3); other names go to DNS', async (t) => {
-  const one = await new Promise<unknown[]>((resolve, reject) =>
-    loopbackAwareLookup('acme.localhost', { family: 0 }, (err, address, family) => (err ? reject(err) : resolve([address, family]))),
-  );
-  t.same(one, ['127.0.0.1', 4]);
-  const all = await new Promise<unknown>((resolve, reject) =>
-    loopbackAwareLookup('ACME.Localhost.', { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))),
-  );
-  t.same(all, [{ address: '127.0.0.1', family: 4 }]);
-  const viaDns = await new Promise<string>((resolve, reject) =>
-    loopbackAwareLookup('127.0.0.2', {}, (err, address) => (err ? reject(err) : resolve(address as string))),
-  );
-  const expected = await new Promise<string>((resolve) => lookup('127.0.0.2', (_err, address) => resolve(address)));
-  t.equal(viaDns, expected);
-});
+void t.test(
+  '*.localhost resolves to loopback (RFC 6761 §6.3); other names go to DNS',
+  async (t) => {
+    const one = await new Promise<unknown[]>((resolve, reject) =>
+      loopbackAwareLookup('acme.localhost', { family: 0 }, (err, address, family) =>
+        err ? reject(err) : resolve([address, family]),
+      ),
+    );
+    t.same(one, ['127.0.0.1', 4]);
+    const all = await new Promise<unknown>((resolve, reject) =>
+      loopbackAwareLookup('ACME.Localhost.', { all: true }, (err, addresses) =>
+        err ? reject(err) : resolve(addresses),
+      ),
+    );
+    t.same(all, [{ address: '127.0.0.1', family: 4 }]);
+    const viaDns = await new Promise<string>((resolve, reject) =>
+      loopbackAwareLookup('127.0.0.2', {}, (err, address) =>
+        err ? reject(err) : resolve(address as string),
+      ),
+    );
+    const expected = await new Promise<string>((resolve) =>
+      lookup('127.0.0.2', (_err, address) => resolve(address)),
+    );
+    t.equal(viaDns, expected);
+  },
+);
