@@ -354,6 +354,10 @@ export class PublicHandler {
       upstreamMs:
         trace.lookup === undefined ? 0 : Math.round(trace.lookup.status.upstreamMs * 100) / 100,
       ms: Math.round(ms * 100) / 100,
+      resign:
+        trace.lookup === undefined || trace.lookup.status.resign === 'none'
+          ? undefined
+          : trace.lookup.status.resign,
     });
     if (trace.span?.recording === true) {
       trace.span.end(status, {

@@ -25,13 +25,15 @@ export interface RequestLine {
   readonly code: string | undefined;
   readonly upstreamMs: number;
   readonly ms: number;
+  /** Set when the answer's signed URLs were re-signed (`now`) or nulled before it was served. */
+  readonly resign: 'now' | 'nulled' | undefined;
 }
 
 /** Writes request lines through a logger, honouring its current level. */
 export class RequestLog {
   constructor(private readonly logger: Logger) {}
 
-  /** One line: `{"level":30,"time",…fields,"msg":"request"}`; absent workspace, method and code are left out. */
+  /** One line: `{"level":30,"time",…fields,"msg":"request"}`; absent workspace, method, code and resign are left out. */
   write(f: RequestLine): void {
     // The level may change on reload (SIGHUP); skip building the object when it would be dropped.
     if (this.logger.levelVal > INFO) return;
@@ -46,6 +48,7 @@ export class RequestLog {
         code: f.code,
         upstreamMs: f.upstreamMs,
         ms: f.ms,
+        resign: f.resign,
       },
       'request',
     );

@@ -159,6 +159,10 @@ void t.test(
       /^recgw_transcoded_url_resigns_total\{scheme="s3-sigv4",result="ok"\} [1-9]/m,
       'the gateway re-signed URLs',
     );
+    t.notOk(
+      gw.logs.lines().some((line) => line['msg'] === 'request' && line['resign'] === 'none'),
+      'no request line carries resign "none" (the field is left out then)',
+    );
     const sigs = served.flatMap(signatures);
     t.ok(sigs.length > 5, `${sigs.length} signatures were served`);
     t.ok(

@@ -106,6 +106,10 @@ void t.test(
     t.equal(reply.json().transcoded_url, null, 'expired URL served as null');
     t.equal(reply.json().id, recording.id, 'the rest of the recording is served');
     t.match(reply.headers['cache-status'], /detail=upstream-error/);
+    const line = gw.logs
+      .lines()
+      .find((l) => l['msg'] === 'request' && l['reqId'] === reply.headers['x-request-id']);
+    t.equal(line?.['resign'], 'nulled', 'its request line says the URL was nulled');
   },
 );
 
@@ -141,6 +145,14 @@ void t.test('with a signer, upstream 503: stale serves are re-signed, never null
         readUrlExpiry(late.json().transcoded_url).expiresAt,
         clock.now() + 120_000,
         're-signed to now + validity on the spot',
+      );
+      const line = gw.logs
+        .lines()
+        .find((l) => l['msg'] === 'request' && l['reqId'] === late.headers['x-request-id']);
+      t.equal(
+        line?.['resign'],
+        'now',
+        'its request line says it was re-signed before it was served',
       );
     }
     await settle();

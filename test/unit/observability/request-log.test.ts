@@ -30,6 +30,7 @@ const line: fc.Arbitrary<RequestLine> = fc.record({
     fc.constant(Number.POSITIVE_INFINITY),
     fc.integer(),
   ),
+  resign: optional(fc.constantFrom('now', 'nulled')),
 });
 
 void t.test('matches pino for any field values', (t) => {
@@ -60,6 +61,7 @@ void t.test('honours the level, also after it changes', (t) => {
     code: undefined,
     upstreamMs: 0,
     ms: 0.05,
+    resign: undefined,
   };
   log.write(fields);
   t.equal(logs.text(), '');
@@ -89,6 +91,7 @@ void t.test("request lines pass through pino's redaction like every other line",
     code: undefined,
     upstreamMs: 0,
     ms: 1,
+    resign: undefined,
   });
   t.equal(logs.lines()[0]?.['reqId'], '[REDACTED]');
   t.notMatch(logs.text(), /sk_live_leaked_key/);
