@@ -211,7 +211,10 @@ export class ReadThrough {
 
   /**
    * With cache.distributedLock: take the key's lock, or wait (bounded) for the instance holding
-   * it to store its result. A crashed holder's lock expires; a waiter past `wait` fetches itself.
+   * it to store its result. A holder that lets go without storing one (its key was refused, the
+   * upstream failed, the answer is not kept) frees the lock, and the next poll takes it over
+   * and fetches with this request's own key. A crashed holder's lock expires; a waiter past
+   * `wait` fetches itself.
    */
   private async waitForLock(
     lookup: Lookup,
@@ -226,13 +229,26 @@ export class ReadThrough {
     // Bounded by a count of polls, not by the clock: the polls sleep in real time, and an
     // injected clock need not move while they do.
     const polls = Math.ceil(lock.wait / LOCK_POLL_MS);
+    const stored = async (): Promise<CacheEntry | undefined> => {
+      const shared = await this.readL2(lookup.workspace, generation, lookup.key);
+      if (shared === undefined || !isHit(this.stateOf(lookup, shared))) return undefined;
+      lookup.status.coalesced = true;
+      this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
+      return shared;
+    };
     for (let poll = 0; poll < polls; poll++) {
       await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
-      const shared = await this.readL2(lookup.workspace, generation, lookup.key);
-      if (shared !== undefined && isHit(this.stateOf(lookup, shared))) {
-        lookup.status.coalesced = true;
-        this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
-        return { entry: shared };
+      const entry = await stored();
+      if (entry !== undefined) return { entry };
+      const retry = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
+      if (retry.state === 'unavailable') return {};
+      if (retry.state === 'acquired') {
+        // The holder's write went out before its unlock on the same connection (one slot), so
+        // a value it stored is readable now: read once more before fetching again.
+        const late = await stored();
+        if (late === undefined) return { release: () => retry.release() };
+        void retry.release();
+        return { entry: late };
       }
     }
     return {};

@@ -2,8 +2,9 @@
 // still valid key that joined its fetch get their answer, and their address is not charged.
 import t from 'tap';
 import { startGateway } from '../../helpers/gateway.js';
-import { startOrigin } from '../../helpers/origin-server.js';
+import { startOrigin, type OriginHandler } from '../../helpers/origin-server.js';
 import { recordingFixture } from '../../helpers/recording-fixture.js';
+import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 
 const PREFIX = '/api/external/v2/recordings';
 const WARM = '0b9c5e52-6f0e-4f7a-9a3c-1d2e3f405162';
@@ -13,33 +14,36 @@ const KEY_B = 'key-b-of-acme';
 const ADDRESS_A = '10.0.0.1';
 const ADDRESS_B = '10.0.0.2';
 
+/** An origin that answers keys in `valid` (401 otherwise), holding answers for COLD `coldMs`. */
+function keyedOrigin(valid: Set<string>, fetchesOfCold: string[], coldMs: number): OriginHandler {
+  return (req, res) => {
+    const key = String(req.headers['x-api-key']);
+    const id = (req.url ?? '').split('/').pop() ?? '';
+    if (id === COLD) fetchesOfCold.push(key);
+    setTimeout(
+      () => {
+        if (!valid.has(key)) {
+          res
+            .writeHead(401, { 'content-type': 'application/json' })
+            .end('{"error":"Invalid API key"}');
+          return;
+        }
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(recordingFixture({ id, public_link_id: `code-${id.slice(0, 8)}` })));
+      },
+      id === COLD ? coldMs : 0,
+    );
+  };
+}
+
 void t.test(
   'a waiter on a fetch whose key the upstream refused fetches with its own key, and is not charged',
   async (t) => {
     const valid = new Set([KEY_A, KEY_B]);
     const fetchesOfCold: string[] = [];
-    const origin = await startOrigin(t, (req, res) => {
-      const key = String(req.headers['x-api-key']);
-      const id = (req.url ?? '').split('/').pop() ?? '';
-      if (id === COLD) fetchesOfCold.push(key);
-      // Slow enough that the B requests join the A fetch while it runs.
-      setTimeout(
-        () => {
-          if (!valid.has(key)) {
-            res
-              .writeHead(401, { 'content-type': 'application/json' })
-              .end('{"error":"Invalid API key"}');
-            return;
-          }
-          res
-            .writeHead(200, { 'content-type': 'application/json' })
-            .end(
-              JSON.stringify(recordingFixture({ id, public_link_id: `code-${id.slice(0, 8)}` })),
-            );
-        },
-        id === COLD ? 300 : 0,
-      );
-    });
+    // Slow enough that the B requests join the A fetch while it runs.
+    const origin = await startOrigin(t, keyedOrigin(valid, fetchesOfCold, 300));
     const gw = await startGateway(t, {
       config: {
         server: { trustProxy: true },
@@ -88,6 +92,44 @@ void t.test(
       (await get(COLD, 'unknown-key-2', ADDRESS_A)).status,
       429,
       "A's address was charged for its own refusal",
+    );
+  },
+);
+
+void t.test(
+  "across instances: a waiter on another instance's lock takes over once the refused fetch lets go, without waiting out distributedLock.wait",
+  async (t) => {
+    const valid = new Set([KEY_A, KEY_B]);
+    const fetchesOfCold: string[] = [];
+    const origin = await startOrigin(t, keyedOrigin(valid, fetchesOfCold, 300));
+    const redis = await startPrivateRedis(t);
+    const WAIT_MS = 4000;
+    const config = {
+      upstream: { baseUrl: `${origin.url}/ws/{workspace}/api/external/v2`, retries: 0 },
+      cache: {
+        redis: { keyPrefix: redis.keyPrefix, commandTimeout: '500ms' },
+        distributedLock: { enabled: true, ttl: '10s', wait: `${WAIT_MS}ms` },
+      },
+    };
+    const a = await startGateway(t, { redisUrl: redis.url, config });
+    const b = await startGateway(t, { redisUrl: redis.url, config });
+    await waitFor(() => a.app.l2?.up === true && b.app.l2?.up === true, 10_000, 'both on Redis');
+    t.equal((await a.get(`${PREFIX}/${WARM}`, { key: KEY_A })).status, 200, 'key A verified on a');
+    t.equal((await b.get(`${PREFIX}/${WARM}`, { key: KEY_B })).status, 200, 'key B verified on b');
+    valid.delete(KEY_A);
+
+    const refused = a.get(`${PREFIX}/${COLD}`, { key: KEY_A });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    const served = await b.get(`${PREFIX}/${COLD}`, { key: KEY_B });
+    const waited = performance.now() - started;
+    t.equal((await refused).status, 401, "A's request: its key was refused");
+    t.equal(served.status, 200, "B's request on the other instance: served");
+    t.same(fetchesOfCold, [KEY_A, KEY_B], "A's fetch, then B's own");
+    // A's fetch lets go about 200 ms after B began waiting, and B's own fetch takes 300 ms more.
+    t.ok(
+      waited < WAIT_MS / 2,
+      `B answered after ${Math.round(waited)} ms, not after distributedLock.wait (${WAIT_MS} ms)`,
     );
   },
 );
