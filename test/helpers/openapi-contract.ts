@@ -197,6 +197,11 @@ export class OpenApiContract {
       : [`${where}: body ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}`];
   }
 
+  /** Whether `value` is valid under the schema at a pointer (e.g. `#/components/schemas/Recording`). */
+  accepts(pointer: string, value: unknown): boolean {
+    return this.validator(pointer)(value) === true;
+  }
+
   /** A compiled validator for the schema at a pointer into the document. */
   private validator(pointer: string): ValidateFunction {
     let validate = this.validators.get(pointer);
