@@ -13,6 +13,9 @@ import { asWorkspaceId, type WorkspaceId } from '../brands.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RedisGuard } from './redis-guard.js';
 import { LOG_TIP_SCRIPT } from './redis-purge-scripts.js';
+import { RedisScript } from './redis-script.js';
+
+const LOG_TIP = new RedisScript(LOG_TIP_SCRIPT);
 import type { PurgeListener } from './shared-tier.js';
 
 /** Entries read per round trip while catching up. */
@@ -156,7 +159,7 @@ export class PurgeLogReader {
   async #tip(): Promise<string> {
     const { client, guard, key, maxLength } = this.#options;
     return String(
-      await guard.run('generation', () => client.eval(LOG_TIP_SCRIPT, 1, key, String(maxLength))),
+      await guard.run('generation', () => LOG_TIP.run(client, 1, key, String(maxLength))),
     );
   }
 }

@@ -7,7 +7,7 @@
  * purge state is a hash of random tokens plus a chained purge log (redis-purge-scripts.ts).
  */
 import { performance } from 'node:perf_hooks';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { KeyHash, WorkspaceId } from '../brands.js';
@@ -31,6 +31,7 @@ import {
   verdictKey,
 } from './redis-keys.js';
 import { GCRA_SCRIPT } from '../limits/gcra-script.js';
+import { RedisScript } from './redis-script.js';
 import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
 import { startPurgeBus } from './redis-purge-bus.js';
 import { PurgeLogReader } from './redis-purge-log.js';
@@ -65,8 +66,14 @@ export interface RedisTierDeps {
 /** Deletes the lock only while it still holds our token, so a late release cannot free another holder's lock. */
 const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
-/** EVALSHA sends 40 bytes per request instead of the script; EVAL loads it once after a NOSCRIPT. */
-const GCRA_SHA = createHash('sha1').update(GCRA_SCRIPT).digest('hex');
+// Every script runs by its SHA-1 (redis-script.ts).
+const UNLOCK = new RedisScript(UNLOCK_SCRIPT);
+const GCRA = new RedisScript(GCRA_SCRIPT);
+const CHECKED_SET = new RedisScript(CHECKED_SET_SCRIPT);
+const LOAD = new RedisScript(LOAD_SCRIPT);
+const PURGE = new RedisScript(PURGE_SCRIPT);
+const PURGE_MOVE = new RedisScript(PURGE_MOVE_SCRIPT);
+const PURGE_LOG = new RedisScript(PURGE_LOG_SCRIPT);
 
 function token(raw: unknown): number {
   const value = Number(raw);
@@ -226,7 +233,7 @@ class RedisTier implements SharedTier {
       .for(first.workspace)
       .attempt(
         'set',
-        () => this.#client.eval(CHECKED_SET_SCRIPT, keys.length, ...keys, ...args),
+        () => CHECKED_SET.run(this.#client, keys.length, ...keys, ...args),
         undefined,
       );
     if (written === undefined) this.#backlog.add(writes);
@@ -271,16 +278,9 @@ class RedisTier implements SharedTier {
   ): Promise<QuotaDecision | undefined> {
     const key = quotaKey(this.#prefix, workspace, keyHash);
     const args = [policy.windowMs / policy.requests, policy.windowMs] as const;
-    const reply = await this.#guards.for(workspace).attempt(
-      'quota',
-      () =>
-        this.#client.evalsha(GCRA_SHA, 1, key, ...args).catch((error: unknown) => {
-          if (error instanceof Error && error.message.startsWith('NOSCRIPT'))
-            return this.#client.eval(GCRA_SCRIPT, 1, key, ...args);
-          throw error;
-        }),
-      undefined,
-    );
+    const reply = await this.#guards
+      .for(workspace)
+      .attempt('quota', () => GCRA.run(this.#client, 1, key, ...args), undefined);
     if (!Array.isArray(reply) || reply.length !== 4) return undefined;
     const [allowed, remaining, resetMs, retryMs] = reply.map(Number) as [
       number,
@@ -337,7 +337,7 @@ class RedisTier implements SharedTier {
       released = true;
       await this.#guards
         .for(workspace)
-        .attempt('lock', () => this.#client.eval(UNLOCK_SCRIPT, 1, name, token), undefined);
+        .attempt('lock', () => UNLOCK.run(this.#client, 1, name, token), undefined);
     };
     return { state: 'acquired', release };
   }
@@ -348,8 +348,8 @@ class RedisTier implements SharedTier {
       .attempt(
         'generation',
         () =>
-          this.#client.eval(
-            LOAD_SCRIPT,
+          LOAD.run(
+            this.#client,
             1,
             generationKey(this.#prefix, workspace),
             freshToken(),
@@ -386,18 +386,18 @@ class RedisTier implements SharedTier {
         purgeChannel(this.#prefix),
       ];
       if (this.#client instanceof Cluster) {
-        const moved = await this.#client.eval(
-          PURGE_MOVE_SCRIPT,
+        const moved = await PURGE_MOVE.run(
+          this.#client,
           1 + doomed.length,
           hash,
           ...doomed,
           ...args,
         );
-        await this.#client.eval(PURGE_LOG_SCRIPT, 1, log, ...args);
+        await PURGE_LOG.run(this.#client, 1, log, ...args);
         return toGeneration(moved);
       }
       return toGeneration(
-        await this.#client.eval(PURGE_SCRIPT, 2 + doomed.length, hash, log, ...doomed, ...args),
+        await PURGE.run(this.#client, 2 + doomed.length, hash, log, ...doomed, ...args),
       );
     });
   }
