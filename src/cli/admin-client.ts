@@ -4,6 +4,7 @@
  * message, error or output ever contains it.
  */
 import { UsageError } from './args.js';
+import { EXIT, type Output } from './output.js';
 
 /** The admin API could not be reached (refused, timed out, not HTTP); exit code 3. */
 export class Unreachable extends Error {
@@ -77,8 +78,18 @@ export class AdminClient {
 }
 
 /** The `error` message of an admin error body, or the status. */
-export function errorMessage(answer: AdminAnswer): string {
+function errorMessage(answer: AdminAnswer): string {
   const body = answer.body as { error?: unknown; code?: unknown } | undefined;
   const message = typeof body?.error === 'string' ? body.error : `HTTP ${answer.status}`;
   return typeof body?.code === 'string' ? `${message} (${body.code})` : message;
+}
+
+/** Reports an answer other than 200 (as JSON with --json, always a line on stderr); the exit code. */
+export function refused(output: Output, command: string, answer: AdminAnswer): number {
+  if (output.json)
+    output.out(
+      JSON.stringify({ ok: false, status: answer.status, ...(answer.body as object | undefined) }),
+    );
+  output.err(`${command} refused: ${errorMessage(answer)}`);
+  return EXIT.failed;
 }

@@ -1,5 +1,5 @@
 /** `recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]`: GET /admin/cache. */
-import { AdminClient, errorMessage } from './admin-client.js';
+import { AdminClient, refused } from './admin-client.js';
 import { onlyFlags, UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
@@ -24,18 +24,7 @@ export async function inspectCommand(
   if (pageNumber !== undefined) query.set('page_number', pageNumber);
   if (pageSize !== undefined) query.set('page_size', pageSize);
   const answer = await new AdminClient(env).send('GET', `/admin/cache?${query.toString()}`);
-  if (answer.status !== 200) {
-    if (output.json)
-      output.out(
-        JSON.stringify({
-          ok: false,
-          status: answer.status,
-          ...(answer.body as object | undefined),
-        }),
-      );
-    output.err(`inspect refused: ${errorMessage(answer)}`);
-    return EXIT.failed;
-  }
+  if (answer.status !== 200) return refused(output, 'inspect', answer);
   if (output.json) {
     output.out(JSON.stringify(answer.body));
     return EXIT.ok;

@@ -2,7 +2,7 @@
  * `recgw purge <workspace> [<recording> | --lists | --page-number N --page-size N]`:
  * POST /admin/purge, reaching every instance.
  */
-import { AdminClient, errorMessage } from './admin-client.js';
+import { AdminClient, refused } from './admin-client.js';
 import { onlyFlags, UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
@@ -54,18 +54,7 @@ export async function purgeCommand(
           : `workspace ${workspace}`;
   const client = new AdminClient(env);
   const answer = await client.send('POST', '/admin/purge', body);
-  if (answer.status !== 200) {
-    if (output.json)
-      output.out(
-        JSON.stringify({
-          ok: false,
-          status: answer.status,
-          ...(answer.body as object | undefined),
-        }),
-      );
-    output.err(`purge refused: ${errorMessage(answer)}`);
-    return EXIT.failed;
-  }
+  if (answer.status !== 200) return refused(output, 'purge', answer);
   const result = answer.body as { generation?: unknown };
   if (output.json) output.out(JSON.stringify({ ok: true, ...result }));
   else output.out(`purged ${what} (generation ${JSON.stringify(result.generation)})`);

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { forward, relay, type Answer } from './admin-forward.js';
+import { send } from '../http/admin-handler.js';
 import { aggregateMetrics, type WorkerMetrics } from './aggregate-metrics.js';
 
 /** Admin bodies are small (a purge is under 4 KiB, which the worker enforces with its 413). */
@@ -32,21 +33,6 @@ export interface PrimaryAdminDeps {
   readonly ready: () => readonly ReadyWorker[];
   /** True once the primary is shutting down. */
   readonly stopping: () => boolean;
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  contentType = 'application/json; charset=utf-8',
-): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': contentType,
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-store',
-  });
-  res.end(text);
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | undefined> {

@@ -36,7 +36,8 @@ export interface AdminDeps {
   readonly inspect: (workspace: WorkspaceId, key: ResourceKey) => Promise<CacheReport>;
 }
 
-function send(
+/** Writes an admin answer: JSON (or `contentType`) with its length, never cached. */
+export function send(
   res: ServerResponse,
   status: number,
   body: unknown,
