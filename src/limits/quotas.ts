@@ -28,7 +28,10 @@ export class Quotas {
   /** The config the memo below was made from: a reload brings a new object, and a fresh memo. */
   private config: Config | undefined;
   private anyOn = false;
+  /** The policy of a workspace with its own limits.perKey: as many as the config lists. */
   private readonly policies = new Map<WorkspaceId, QuotaPolicy | null>();
+  /** The policy of every other workspace. */
+  private defaultPolicy: QuotaPolicy | null = null;
   /** The four series, resolved once: every request with a quota counts in one of them. */
   private readonly counted;
 
@@ -49,12 +52,8 @@ export class Quotas {
   policyFor(workspace: WorkspaceId, config: Config): QuotaPolicy | null {
     if (config !== this.config) this.remember(config);
     if (!this.anyOn) return null;
-    let policy = this.policies.get(workspace);
-    if (policy === undefined) {
-      policy = resolvePolicy(workspace, config);
-      this.policies.set(workspace, policy);
-    }
-    return policy;
+    const own = this.policies.get(workspace);
+    return own === undefined ? this.defaultPolicy : own;
   }
 
   /** Counts one request of a key and decides it: in Redis, or here when Redis cannot answer. */
@@ -77,7 +76,14 @@ export class Quotas {
 
   private remember(config: Config): void {
     this.config = config;
+    // Resolved once per config, for the workspaces it lists: a memo filled per workspace seen
+    // would grow with every workspace that ever sends a request.
     this.policies.clear();
+    this.defaultPolicy = resolvePolicy(undefined, config);
+    for (const [name, overrides] of Object.entries(config.workspaces)) {
+      const own = overrides.limits?.perKey;
+      if (own !== undefined) this.policies.set(name as WorkspaceId, resolvePolicy(own, config));
+    }
     this.anyOn =
       config.limits.perKey.requests !== null ||
       Object.values(config.workspaces).some(
@@ -86,10 +92,11 @@ export class Quotas {
   }
 }
 
+type PerKeyOverride = NonNullable<NonNullable<Config['workspaces'][string]['limits']>['perKey']>;
+
 /** The default policy, or the workspace's override of it (its requests, its window, or both). */
-function resolvePolicy(workspace: WorkspaceId, config: Config): QuotaPolicy | null {
+function resolvePolicy(override: PerKeyOverride | undefined, config: Config): QuotaPolicy | null {
   const base = config.limits.perKey;
-  const override = config.workspaces[workspace]?.limits?.perKey;
   const requests = override?.requests ?? base.requests;
   if (requests === null) return null;
   return {
