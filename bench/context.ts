@@ -23,6 +23,8 @@ export interface BenchSettings {
   cpuProfDir: string | null;
   /** Fixed-request load generator: wrk when installed, unless BENCH_LOAD=autocannon. */
   load: 'wrk' | 'autocannon';
+  /** l1-hit-long: seconds per run (BENCH_LONG_DURATION, default 10) and rounds (BENCH_LONG_ROUNDS, default 5). */
+  long: { durationSec: number; rounds: number };
 }
 
 /** Reads {@link BenchSettings} from the environment. */
@@ -39,6 +41,10 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): BenchSettings {
     only: env['BENCH_ONLY'] ? env['BENCH_ONLY'].split(',').map((s) => s.trim()) : null,
     cpuProfDir: env['BENCH_CPU_PROF'] ?? null,
     load: hasWrk && env['BENCH_LOAD'] !== 'autocannon' ? 'wrk' : 'autocannon',
+    long: {
+      durationSec: num('BENCH_LONG_DURATION', 10),
+      rounds: Math.round(num('BENCH_LONG_ROUNDS', 5)),
+    },
   };
 }
 

@@ -171,14 +171,7 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
 
 /** The longer comparison: wrk `-t1 -c64`, five interleaved rounds of 10 s (BENCH_LONG_DURATION / _ROUNDS override). */
 function longSettings(h: Harness): BenchSettings {
-  const num = (name: string, fallback: number): number =>
-    Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback;
-  return {
-    ...h.settings,
-    connections: 64,
-    durationSec: num('BENCH_LONG_DURATION', 10),
-    rounds: Math.round(num('BENCH_LONG_ROUNDS', 5)),
-  };
+  return { ...h.settings, connections: 64, ...h.settings.long };
 }
 
 /** Lowest and highest of the runs' req/s. */
