@@ -212,6 +212,15 @@ void t.test(
       .filter((line) => line['msg'] === 'key file reload failed; keeping the previous keys');
     t.ok(errors.length >= 1, 'the broken file is logged as an error');
     t.equal(errors[0]?.['level'], 50);
+    const metrics = (await gw.admin('/metrics')).text;
+    t.ok(
+      sampleValue(metrics, 'recgw_key_file_reloads_total', { result: 'ok' }) >= 1,
+      'the good rewrite is counted as an ok reload',
+    );
+    t.ok(
+      sampleValue(metrics, 'recgw_key_file_reloads_total', { result: 'error' }) >= 1,
+      'the broken rewrite is counted as an error (RecgwKeyFileReloadFailed alerts on it)',
+    );
   },
 );
 
