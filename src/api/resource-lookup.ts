@@ -2,6 +2,7 @@
  * A Lookup bound to one request: what was parsed from it (which resource, whose key, from which
  * address), and its cache status.
  */
+import type { IncomingMessage } from 'node:http';
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { ResourceKey } from '../cache/keys.js';
 import type { Lookup } from '../cache/lookup.js';
@@ -15,6 +16,7 @@ import type {
   UpstreamAnswer,
   UpstreamTrace,
 } from '../upstream/types.js';
+import { clientAddress } from './client-address.js';
 
 /**
  * The lookup of one list page or one recording. A class, so no closure is made per request; it is
@@ -23,6 +25,7 @@ import type {
 export class ResourceLookup extends CacheStatus implements Lookup {
   /** The request's trace; null (no object made) when tracing is off and the client sent none. */
   trace: RequestTrace | null = null;
+  #address: string | undefined;
 
   constructor(
     private readonly upstream: Upstream,
@@ -33,10 +36,20 @@ export class ResourceLookup extends CacheStatus implements Lookup {
     readonly keyHash: KeyHash,
     private readonly page: PageRequest | null,
     private readonly id: string | null,
-    /** The client address the failed-key limiter counts against. */
-    readonly address: string,
+    private readonly request: IncomingMessage,
+    private readonly trustProxy: boolean,
   ) {
     super();
+  }
+
+  /**
+   * The client address the failed-key limiter counts against, read when first asked: a cache hit
+   * never needs it. Anything that may await asks for it first (PublicHandler.serveSlow), while
+   * the socket is surely open, since a closed socket no longer knows its peer.
+   */
+  get address(): string {
+    this.#address ??= clientAddress(this.request, this.trustProxy);
+    return this.#address;
   }
 
   /** This request's cache status: the lookup itself. */

@@ -10,11 +10,12 @@ import type { Logger } from 'pino';
 import { AcceptMemo } from '../api/accept.js';
 import { parseListQuery, rejectAnyQuery } from '../api/paging.js';
 import { parseRecordingId } from '../api/recording-id.js';
+import { clientAddress } from '../api/client-address.js';
 import { ResourceLookup } from '../api/resource-lookup.js';
 import type { KeyCheck } from '../auth/key-check.js';
 import type { VerifiedCaller } from '../auth/verified-caller.js';
 import type { WorkspaceId } from '../brands.js';
-import { hashKey, isKeyShaped } from '../auth/key-hash.js';
+import { ConnectionKeyHashes } from '../auth/key-hash.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { Settings } from '../cache/settings.js';
 import { listKey, recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
@@ -82,6 +83,7 @@ const ROUTE_TEMPLATE: Readonly<Record<RouteLabel, string | undefined>> = {
 /** The public request handler. */
 export class PublicHandler {
   private readonly ids = new RequestIds();
+  private readonly keyHashes = new ConnectionKeyHashes();
   /** Header parses and values remembered across this app's requests (bounded). */
   private readonly hosts = new HostMemo();
   private readonly accepts = new AcceptMemo();
@@ -169,20 +171,23 @@ export class PublicHandler {
       }
       const apiKey = req.headers['x-api-key'];
       if (apiKey === undefined || apiKey === '') throw new GatewayError('MISSING_KEY');
-      const address = this.clientAddress(req, config.server.trustProxy);
       const now = this.deps.clock.now();
+      const keyHash =
+        typeof apiKey === 'string' ? this.keyHashes.hashOf(req.socket, apiKey) : undefined;
       // A malformed key is a failed key like any other: counted, and limited (429) the same way.
-      if (typeof apiKey !== 'string' || !isKeyShaped(apiKey)) this.deps.keys.reject(address, now);
+      if (keyHash === undefined)
+        this.deps.keys.reject(clientAddress(req, config.server.trustProxy), now);
       const lookup = new ResourceLookup(
         this.deps.upstream,
         workspace,
         match.route,
         key,
-        apiKey,
-        hashKey(apiKey),
+        apiKey as string,
+        keyHash,
         page,
         id,
-        address,
+        req,
+        config.server.trustProxy,
       );
       trace.lookup = lookup;
       const verified = this.deps.keys.known(lookup, config.auth.mode, now);
@@ -219,6 +224,8 @@ export class PublicHandler {
     quota: QuotaPolicy | null,
   ): Promise<void> {
     try {
+      // Read now, while the socket is surely open: a failed key found later is charged to it.
+      void lookup.address;
       if (quota !== null) {
         // Counted before the key's verdict and the cache: every answer from here on, a 429 or
         // not, carries the key's RateLimit headers.
@@ -289,22 +296,6 @@ export class PublicHandler {
   private observeUrls(entry: CacheEntry, now: number): void {
     if (entry.status !== 200 || !Number.isFinite(entry.urlExpiry)) return;
     this.urlRemaining.observe((entry.urlExpiry - now) / 1000);
-  }
-
-  /**
-   * The address the failed-key limiter counts against. Behind a trusted proxy it is the last
-   * X-Forwarded-For entry: the one that proxy appended for the peer it saw. Entries to its left
-   * are whatever the client sent, so a client choosing them would never be limited.
-   */
-  private clientAddress(req: IncomingMessage, trustProxy: boolean): string {
-    if (trustProxy) {
-      const forwarded = req.headers['x-forwarded-for'];
-      if (typeof forwarded === 'string') {
-        const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
-        if (last !== '') return last;
-      }
-    }
-    return req.socket.remoteAddress ?? 'unknown';
   }
 
   private fail(req: IncomingMessage, res: ServerResponse, trace: Trace, error: unknown): void {

@@ -1,7 +1,7 @@
 // Key shape check and hashing: what cannot be a key is refused before any work, and keys are only kept hashed.
 import t from 'tap';
 import fc from 'fast-check';
-import { hashKey, isKeyShaped } from '../../../src/auth/key-hash.js';
+import { ConnectionKeyHashes, hashKey, isKeyShaped } from '../../../src/auth/key-hash.js';
 
 void t.test('key shape: printable ASCII without spaces, 1 to 256 characters', (t) => {
   for (const key of ['sim-acme-key-1', 'a', '!~', 'x'.repeat(256), 'AbC_123-.:/+='])
@@ -49,5 +49,38 @@ void t.test('hashKey is hex SHA-256 (a published vector) and never contains the 
   );
   t.match(hashKey('sim-acme-key-1'), /^[0-9a-f]{64}$/);
   t.not(hashKey('sim-acme-key-1'), hashKey('sim-acme-key-2'));
+  t.end();
+});
+
+void t.test("a connection's repeated key is hashed once; any other key is hashed anew", (t) => {
+  const hashes = new ConnectionKeyHashes();
+  const a = {};
+  const b = {};
+  t.equal(hashes.hashOf(a, 'sim-acme-key-1'), hashKey('sim-acme-key-1'));
+  t.equal(hashes.hashOf(a, 'sim-acme-key-1'), hashKey('sim-acme-key-1'), 'repeated');
+  t.equal(hashes.hashOf(a, 'sim-acme-key-2'), hashKey('sim-acme-key-2'), 'another key');
+  t.equal(hashes.hashOf(b, 'sim-acme-key-1'), hashKey('sim-acme-key-1'), 'another connection');
+  t.equal(hashes.hashOf(a, 'has space'), undefined, 'not key-shaped');
+  t.equal(hashes.hashOf(a, 'has space'), undefined, 'not remembered as a key either');
+  t.equal(hashes.hashOf(a, 'sim-acme-key-2'), hashKey('sim-acme-key-2'));
+  t.end();
+});
+
+void t.test('the memo answers as hashKey and isKeyShaped do, for any sequence of keys', (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.nat(2), fc.oneof(fc.constantFrom('k1', 'k2', 'bad key'), fc.string())), {
+        maxLength: 30,
+      }),
+      (requests) => {
+        const hashes = new ConnectionKeyHashes();
+        const connections = [{}, {}, {}];
+        return requests.every(([c, key]) => {
+          const expected = isKeyShaped(key) ? hashKey(key) : undefined;
+          return hashes.hashOf(connections[c]!, key) === expected;
+        });
+      },
+    ),
+  );
   t.end();
 });
