@@ -1,7 +1,6 @@
 /** Parses the `{id}` path segment: a recording UUID or a public link code. */
+import { isUuid, lowerUuid } from '../cache/keys.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const UUID_LENGTH = 36;
 const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
@@ -11,7 +10,7 @@ const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 export function parseRecordingId(segment: string): string | undefined {
   // UUIDs are case-insensitive (RFC 9562 §4), so one spelling keeps one cache entry. A UUID also
   // fits the link-code pattern; UUID-shaped input is always taken as a UUID (recordingKey says why).
-  if (segment.length === UUID_LENGTH && UUID.test(segment)) return segment.toLowerCase();
+  if (isUuid(segment)) return lowerUuid(segment);
   // Link codes are matched raw: percent-encoded text is never a valid code, so it is not decoded.
   return LINK_CODE.test(segment) ? segment : undefined;
 }

@@ -2,6 +2,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { parseRecordingId } from '../../../src/api/recording-id.js';
+import { isUuid, lowerUuid } from '../../../src/cache/keys.js';
 
 // Any code points, lone surrogates included (fast-check's 'binary' unit is slow under tap's loader).
 const anyUnicode = fc.string({
@@ -95,5 +96,33 @@ void t.test('properties', (t) => {
       { numRuns: 3000 },
     );
   }, 'arbitrary segments never throw; accepted exactly when they fit the link-code pattern');
+  t.end();
+});
+
+void t.test('isUuid and lowerUuid agree with the RFC 9562 pattern for any text', (t) => {
+  const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  const hexOrNot = fc.constantFrom(...'0123456789abcdefABCDEFgG-_ xz');
+  const nearUuid = fc
+    .array(hexOrNot, { minLength: 34, maxLength: 38 })
+    .map((chars) => chars.join(''))
+    .map((text) =>
+      text.length === 36 ? `${text.slice(0, 8)}-${text.slice(9, 13)}-${text.slice(14)}` : text,
+    );
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.uuid(),
+        fc.uuid().map((u) => u.toUpperCase()),
+        nearUuid,
+        fc.string(),
+      ),
+      (text) => {
+        const expected = UUID_PATTERN.test(text);
+        if (isUuid(text) !== expected) return false;
+        return !expected || lowerUuid(text) === text.toLowerCase();
+      },
+    ),
+    { numRuns: 2000 },
+  );
   t.end();
 });
