@@ -52,3 +52,28 @@ void t.test('without a shared tier there is nothing to look up there', async (t)
   const verdicts = new Verdicts(null, new GatewayMetrics(), () => ({ valid: 1000, invalid: 1000 }));
   t.equal(await verdicts.lookupShared(acme, hashKey('k'), NOW), undefined);
 });
+
+void t.test('a key tried on many workspaces keeps one verdict each, for at most eight', (t) => {
+  const verdicts = new Verdicts(null, new GatewayMetrics(), () => ({
+    valid: 300_000,
+    invalid: 30_000,
+  }));
+  const key = hashKey('shared');
+  const workspaces = Array.from({ length: 10 }, (_, i) => asWorkspaceId(`ws${i}`) as WorkspaceId);
+  // Alternating verdicts, so a verdict read from a neighbour in the chain would show.
+  workspaces.forEach((ws, i) => verdicts.record(ws, key, i % 2 === 0, NOW));
+  const known = workspaces.map((ws) => verdicts.peek(ws, key, NOW));
+  t.same(
+    known,
+    [undefined, undefined, true, false, true, false, true, false, true, false],
+    'the eight stored last are known, each with its own verdict; the two oldest are gone',
+  );
+  verdicts.record(workspaces[5]!, key, true, NOW);
+  t.equal(verdicts.peek(workspaces[5]!, key, NOW), true, 'a new verdict replaces the old one');
+  t.same(
+    workspaces.slice(2).map((ws) => verdicts.peek(ws, key, NOW)),
+    [true, false, true, true, true, false, true, false],
+    'and leaves the others as they were',
+  );
+  t.end();
+});
