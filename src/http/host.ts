@@ -35,13 +35,16 @@ export class HostMemo {
 
   /** As {@link workspaceFromHost}, with verdicts remembered. */
   workspace(rawHeaders: readonly string[], options: HostOptions): WorkspaceId {
-    return resolveHost(rawHeaders, options, (value, hostSuffix) => {
-      if (this.#suffix !== hostSuffix) {
-        this.#suffix = hostSuffix;
-        this.#verdicts = new BoundedMemo((host) => judgeHost(host, hostSuffix), MEMO_LIMIT);
-      }
-      return this.#verdicts.get(value);
-    });
+    return resolveHost(rawHeaders, options, this);
+  }
+
+  /** The verdict on one host value, remembered. */
+  verdictFor(value: string, hostSuffix: string): HostVerdict {
+    if (this.#suffix !== hostSuffix) {
+      this.#suffix = hostSuffix;
+      this.#verdicts = new BoundedMemo((host) => judgeHost(host, hostSuffix), MEMO_LIMIT);
+    }
+    return this.#verdicts.get(value);
   }
 }
 
@@ -54,21 +57,33 @@ export function workspaceFromHost(
   rawHeaders: readonly string[],
   options: HostOptions,
 ): WorkspaceId {
-  return resolveHost(rawHeaders, options, judgeHost);
+  return resolveHost(rawHeaders, options, UNREMEMBERED);
 }
 
-/** workspaceFromHost with the verdict of one host value coming from `verdictFor`. */
+/** Where host verdicts come from: judged each time, or remembered (HostMemo). */
+interface HostJudge {
+  verdictFor(value: string, hostSuffix: string): HostVerdict;
+}
+
+const UNREMEMBERED: HostJudge = { verdictFor: judgeHost };
+
+/** True for the name "Host" in any case; the usual spellings without a regular expression. */
+function isHostName(name: string): boolean {
+  return name === 'Host' || name === 'host' || (name.length === 4 && HOST_NAME.test(name));
+}
+
+/** workspaceFromHost with the verdict of one host value coming from `judge`. */
 function resolveHost(
   rawHeaders: readonly string[],
   options: HostOptions,
-  verdictFor: (value: string, hostSuffix: string) => HostVerdict,
+  judge: HostJudge,
 ): WorkspaceId {
   let host: string | undefined;
   let forwarded: string | undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     const value = rawHeaders[i + 1] as string;
-    if (name.length === 4 && HOST_NAME.test(name)) {
+    if (isHostName(name)) {
       // RFC 9112 §3.2: more than one Host line is a 400. Identical repeats are tolerated (both
       // readings name the same workspace); differing ones are refused, because a proxy in front
       // may have routed on the other line (request smuggling across workspaces).
@@ -87,10 +102,10 @@ function resolveHost(
   }
   // RFC 9112 §3.2: a request without Host is a 400, even when a trusted proxy names the host.
   if (host === undefined) throw new GatewayError('BAD_HOST', 'Missing Host header');
-  let verdict = verdictFor(host, options.hostSuffix);
+  let verdict = judge.verdictFor(host, options.hostSuffix);
   if (forwarded !== undefined) {
     if (verdict === 'BAD_HOST') throw new GatewayError('BAD_HOST');
-    verdict = verdictFor(firstListValue(forwarded), options.hostSuffix);
+    verdict = judge.verdictFor(firstListValue(forwarded), options.hostSuffix);
   }
   if (verdict === 'BAD_HOST') throw new GatewayError('BAD_HOST');
   if (verdict === 'NO_WORKSPACE') throw new GatewayError('NO_WORKSPACE');
