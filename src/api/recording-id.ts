@@ -1,5 +1,5 @@
 /** Parses the `{id}` path segment: a recording UUID or a public link code. */
-import { isUuid, lowerUuid } from '../cache/keys.js';
+import { canonicalUuid } from '../cache/keys.js';
 
 const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -10,7 +10,8 @@ const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 export function parseRecordingId(segment: string): string | undefined {
   // UUIDs are case-insensitive (RFC 9562 §4), so one spelling keeps one cache entry. A UUID also
   // fits the link-code pattern; UUID-shaped input is always taken as a UUID (recordingKey says why).
-  if (isUuid(segment)) return lowerUuid(segment);
+  const uuid = canonicalUuid(segment);
+  if (uuid !== undefined) return uuid;
   // Link codes are matched raw: percent-encoded text is never a valid code, so it is not decoded.
   return LINK_CODE.test(segment) ? segment : undefined;
 }
