@@ -1,4 +1,6 @@
 /** Parses the query of the two routes: page_number and page_size on the list, nothing on a recording. */
+import { BoundedMemo } from '../bounded-memo.js';
+import { listKey, type ResourceKey } from '../cache/keys.js';
 import { ValidationError } from '../errors.js';
 import type { PageRequest } from '../upstream/types.js';
 
@@ -50,6 +52,42 @@ export function parseListQuery(query: string, limits: PageLimits): PageRequest {
     start = end + 1;
   }
   return { pageNumber: pageNumber ?? 1, pageSize: pageSize ?? limits.defaultPageSize };
+}
+
+/** A list request's page and its cache key. */
+export interface ListRequest {
+  readonly page: Readonly<PageRequest>;
+  readonly key: ResourceKey;
+}
+
+/** Query strings remembered; longer ones are parsed every time. */
+const MEMO_LIMIT = 1024;
+const MEMO_MAX_QUERY = 64;
+
+/**
+ * parseListQuery with its answers remembered: clients ask for the same few pages (the first page
+ * of 30, …) over and over. One per app; forgotten when the page limits change (a reload). A query
+ * refused is not remembered: it throws every time.
+ */
+export class ListQueryMemo {
+  #limits: PageLimits | undefined;
+  #memo: BoundedMemo<ListRequest> | undefined;
+
+  /** The page and key of a list request's raw query; throws ValidationError as parseListQuery does. */
+  parse(query: string, limits: PageLimits): ListRequest {
+    if (this.#memo === undefined || limits !== this.#limits) {
+      this.#limits = limits;
+      this.#memo = new BoundedMemo(
+        (raw) => {
+          const page = Object.freeze(parseListQuery(raw, limits));
+          return Object.freeze({ page, key: listKey(page.pageNumber, page.pageSize) });
+        },
+        MEMO_LIMIT,
+        MEMO_MAX_QUERY,
+      );
+    }
+    return this.#memo.get(query);
+  }
 }
 
 /** For the single-recording route, which takes no query parameters: throws on the first one. */

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { AcceptMemo } from '../api/accept.js';
-import { parseListQuery, rejectAnyQuery } from '../api/paging.js';
+import { ListQueryMemo, rejectAnyQuery } from '../api/paging.js';
 import { parseRecordingId } from '../api/recording-id.js';
 import { clientAddress } from '../api/client-address.js';
 import { ResourceLookup } from '../api/resource-lookup.js';
@@ -18,7 +18,7 @@ import type { WorkspaceId } from '../brands.js';
 import { ConnectionKeyHashes } from '../auth/key-hash.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { Settings } from '../cache/settings.js';
-import { listKey, recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
+import { recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
 import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
@@ -87,6 +87,7 @@ export class PublicHandler {
   /** Header parses and values remembered across this app's requests (bounded). */
   private readonly hosts = new HostMemo();
   private readonly accepts = new AcceptMemo();
+  private readonly listQueries = new ListQueryMemo();
   private readonly responses = new ResponseMemo();
   /** Connections answered with "Connection: close": whatever else they carry is not served. */
   private readonly closing = new WeakSet<Socket>();
@@ -160,8 +161,7 @@ export class PublicHandler {
       let page: PageRequest | null = null;
       let id: string | null = null;
       if (match.route === 'list') {
-        page = parseListQuery(match.query, config.listing);
-        key = listKey(page.pageNumber, page.pageSize);
+        ({ page, key } = this.listQueries.parse(match.query, config.listing));
       } else {
         rejectAnyQuery(match.query);
         id = parseRecordingId(match.idSegment ?? '') ?? null;
@@ -334,22 +334,23 @@ export class PublicHandler {
     );
     if (trace.lookup !== undefined)
       this.statusMetrics.record(trace.lookup.resource, trace.lookup.status);
-    this.requestLog.write({
-      reqId: trace.ctx.requestId,
-      workspace: trace.workspace,
-      route: trace.route,
-      method: req.method,
-      status,
-      cache,
-      code,
-      upstreamMs:
-        trace.lookup === undefined ? 0 : Math.round(trace.lookup.status.upstreamMs * 100) / 100,
-      ms: Math.round(ms * 100) / 100,
-      resign:
-        trace.lookup === undefined || trace.lookup.status.resign === 'none'
-          ? undefined
-          : trace.lookup.status.resign,
-    });
+    if (this.requestLog.enabled)
+      this.requestLog.write({
+        reqId: trace.ctx.requestId,
+        workspace: trace.workspace,
+        route: trace.route,
+        method: req.method,
+        status,
+        cache,
+        code,
+        upstreamMs:
+          trace.lookup === undefined ? 0 : Math.round(trace.lookup.status.upstreamMs * 100) / 100,
+        ms: Math.round(ms * 100) / 100,
+        resign:
+          trace.lookup === undefined || trace.lookup.status.resign === 'none'
+            ? undefined
+            : trace.lookup.status.resign,
+      });
     if (trace.span?.recording === true) {
       trace.span.end(status, {
         'recgw.cache': cache,

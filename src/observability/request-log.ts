@@ -33,10 +33,17 @@ export interface RequestLine {
 export class RequestLog {
   constructor(private readonly logger: Logger) {}
 
+  /**
+   * Whether request lines are written at the logger's current level (it may change on reload):
+   * callers ask before they assemble a line that would be dropped.
+   */
+  get enabled(): boolean {
+    return this.logger.levelVal <= INFO;
+  }
+
   /** One line: `{"level":30,"time",…fields,"msg":"request"}`; absent workspace, method, code and resign are left out. */
   write(f: RequestLine): void {
-    // The level may change on reload (SIGHUP); skip building the object when it would be dropped.
-    if (this.logger.levelVal > INFO) return;
+    if (!this.enabled) return;
     this.logger.info(
       {
         reqId: f.reqId,

@@ -1,7 +1,8 @@
 // Query rules of DESIGN A2: page_number and page_size only, decimal digits within range, each once.
 import t from 'tap';
 import fc from 'fast-check';
-import { parseListQuery, rejectAnyQuery } from '../../../src/api/paging.js';
+import { ListQueryMemo, parseListQuery, rejectAnyQuery } from '../../../src/api/paging.js';
+import { listKey } from '../../../src/cache/keys.js';
 import { GatewayError, ValidationError } from '../../../src/errors.js';
 
 // Any code points, lone surrogates included (fast-check's 'binary' unit is slow under tap's loader).
@@ -274,3 +275,40 @@ void t.test('properties', (t) => {
   }, 'formatting any valid page and parsing it gives it back');
   t.end();
 });
+
+void t.test(
+  'the memo answers as parseListQuery does, refusals included, under changing limits',
+  (t) => {
+    const memo = new ListQueryMemo();
+    const tight = { defaultPageSize: 10, maxPageSize: 20 };
+    const queries = fc.oneof(
+      fc.constantFrom('', 'page_number=2', 'page_size=50', 'page_size=50&page_number=3', 'x=1'),
+      anyUnicode,
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(queries, fc.boolean()), { maxLength: 20 }), (requests) =>
+        requests.every(([query, useTight]) => {
+          const bounds = useTight ? tight : limits;
+          let expected: ReturnType<typeof parseListQuery> | string;
+          try {
+            expected = parseListQuery(query, bounds);
+          } catch (error) {
+            expected = (error as Error).message;
+          }
+          try {
+            const { page, key } = memo.parse(query, bounds);
+            return (
+              typeof expected !== 'string' &&
+              page.pageNumber === expected.pageNumber &&
+              page.pageSize === expected.pageSize &&
+              key === listKey(expected.pageNumber, expected.pageSize)
+            );
+          } catch (error) {
+            return error instanceof ValidationError && (error as Error).message === expected;
+          }
+        }),
+      ),
+    );
+    t.end();
+  },
+);
