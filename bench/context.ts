@@ -124,7 +124,10 @@ export interface Compared {
   p99: number;
   /** Median server CPU time per request, µs (NaN when the variant has no cpu probe). */
   cpuPerRequest: number;
+  /** Every measured run, in round order (run i of each variant was measured in round i). */
   runs: LoadResult[];
+  /** Server CPU time per request of each run, µs, in round order. */
+  cpuRuns: number[];
 }
 
 /**
@@ -174,6 +177,7 @@ export async function compare(
       p99: median(own.map((r) => r.p99)),
       cpuPerRequest: median(cpu[i]!),
       runs: own,
+      cpuRuns: cpu[i]!,
     };
   });
 }
