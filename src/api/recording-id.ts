@@ -1,5 +1,5 @@
 /** Parses the `{id}` path segment: a recording UUID or a public link code. */
-import { canonicalUuid } from '../cache/keys.js';
+import { canonicalUuid, recordingKey, type ResourceKey } from '../cache/keys.js';
 
 const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -14,4 +14,13 @@ export function parseRecordingId(segment: string): string | undefined {
   if (uuid !== undefined) return uuid;
   // Link codes are matched raw: percent-encoded text is never a valid code, so it is not decoded.
   return LINK_CODE.test(segment) ? segment : undefined;
+}
+
+/**
+ * The cache key of the recording a request's `{id}` segment names, or undefined when the segment
+ * is neither a UUID nor a link code. Every UUID has the link-code shape too, so one pattern test
+ * admits both and recordingKey alone tells them apart (and lower-cases a UUID).
+ */
+export function parseRecordingKey(segment: string): ResourceKey | undefined {
+  return LINK_CODE.test(segment) ? recordingKey(segment) : undefined;
 }

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { KeyHash, WorkspaceId } from '../brands.js';
-import type { ResourceKey } from '../cache/keys.js';
+import { recordingIdOf, type ResourceKey } from '../cache/keys.js';
 import type { Lookup } from '../cache/lookup.js';
 import { CacheStatus } from '../cache/status.js';
 import type { ListPage, Recording } from '../recording.js';
@@ -35,7 +35,6 @@ export class ResourceLookup extends CacheStatus implements Lookup {
     readonly apiKey: string,
     readonly keyHash: KeyHash,
     private readonly page: PageRequest | null,
-    private readonly id: string | null,
     private readonly request: IncomingMessage,
     private readonly trustProxy: boolean,
   ) {
@@ -83,7 +82,7 @@ export class ResourceLookup extends CacheStatus implements Lookup {
           ? await this.upstream.fetchList(this.workspace, this.page, apiKey, upstreamTrace)
           : await this.upstream.fetchRecording(
               this.workspace,
-              this.id ?? '',
+              recordingIdOf(this.key),
               apiKey,
               upstreamTrace,
             );

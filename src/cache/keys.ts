@@ -42,6 +42,11 @@ export function linkKey(code: string): ResourceKey {
   return `c:${code}` as ResourceKey;
 }
 
+/** The recording id a recording key names: its UUID (lower case) or its link code. */
+export function recordingIdOf(key: ResourceKey): string {
+  return key.slice(2);
+}
+
 /** True for a key in the UUID space. */
 export function isUuidKey(key: ResourceKey): boolean {
   return key.charCodeAt(0) === 117; // 'u'

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { AcceptMemo } from '../api/accept.js';
 import { ListQueryMemo, rejectAnyQuery } from '../api/paging.js';
-import { parseRecordingId } from '../api/recording-id.js';
+import { parseRecordingKey } from '../api/recording-id.js';
 import { clientAddress } from '../api/client-address.js';
 import { ResourceLookup } from '../api/resource-lookup.js';
 import type { KeyCheck } from '../auth/key-check.js';
@@ -18,7 +18,7 @@ import type { WorkspaceId } from '../brands.js';
 import { ConnectionKeyHashes } from '../auth/key-hash.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { Settings } from '../cache/settings.js';
-import { recordingKey, type Generation, type ResourceKey } from '../cache/keys.js';
+import type { Generation, ResourceKey } from '../cache/keys.js';
 import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
@@ -159,15 +159,14 @@ export class PublicHandler {
       if (!this.accepts.acceptsJson(req.headers.accept)) throw new GatewayError('NOT_ACCEPTABLE');
       let key: ResourceKey;
       let page: PageRequest | null = null;
-      let id: string | null = null;
       if (match.route === 'list') {
         ({ page, key } = this.listQueries.parse(match.query, config.listing));
       } else {
         rejectAnyQuery(match.query);
-        id = parseRecordingId(match.idSegment ?? '') ?? null;
+        const recording = parseRecordingKey(match.idSegment ?? '');
         // Not a UUID nor a link code: it cannot exist, so no upstream call is made for it.
-        if (id === null) throw new GatewayError('RECORDING_NOT_FOUND');
-        key = recordingKey(id);
+        if (recording === undefined) throw new GatewayError('RECORDING_NOT_FOUND');
+        key = recording;
       }
       const apiKey = req.headers['x-api-key'];
       if (apiKey === undefined || apiKey === '') throw new GatewayError('MISSING_KEY');
@@ -185,7 +184,6 @@ export class PublicHandler {
         apiKey as string,
         keyHash,
         page,
-        id,
         req,
         config.server.trustProxy,
       );

@@ -1,8 +1,8 @@
 // The {id} segment: UUIDs normalised to lower case, public link codes kept as given, the rest refused.
 import t from 'tap';
 import fc from 'fast-check';
-import { parseRecordingId } from '../../../src/api/recording-id.js';
-import { canonicalUuid, isUuid } from '../../../src/cache/keys.js';
+import { parseRecordingId, parseRecordingKey } from '../../../src/api/recording-id.js';
+import { canonicalUuid, isUuid, recordingIdOf, recordingKey } from '../../../src/cache/keys.js';
 
 // Any code points, lone surrogates included (fast-check's 'binary' unit is slow under tap's loader).
 const anyUnicode = fc.string({
@@ -126,3 +126,25 @@ void t.test('isUuid and canonicalUuid agree with the RFC 9562 pattern for any te
   );
   t.end();
 });
+
+void t.test(
+  "a request's segment gives the key (and id) that parsing then keying the id gives",
+  (t) => {
+    const segments = fc.oneof(
+      fc.uuid(),
+      fc.uuid().map((u) => u.toUpperCase()),
+      fc.stringMatching(/^[A-Za-z0-9_-]{1,70}$/),
+      anyUnicode,
+    );
+    fc.assert(
+      fc.property(segments, (segment) => {
+        const id = parseRecordingId(segment);
+        const key = parseRecordingKey(segment);
+        if (id === undefined) return key === undefined;
+        return key === recordingKey(id) && recordingIdOf(key) === id;
+      }),
+      { numRuns: 2000 },
+    );
+    t.end();
+  },
+);
