@@ -7,7 +7,9 @@
  * the entry's stored-at and fresh-until times; X-Request-Id from Fastify's own `genReqId`;
  * Content-Length by Fastify. No key check, no parameter checks, no metrics and no request log
  * (Fastify's default): what a minimal cache inside a framework costs per request, the figure the
- * gateway's L1 hit is to be ahead of.
+ * gateway's L1 hit is to be ahead of. With `logger`, Fastify's own request logging is on as
+ * `logger: true` gives it (pino at info, two lines per request, to stdout, which the bench points
+ * at /dev/null): the reference for a gateway that logs each request.
  */
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -45,11 +47,17 @@ function entryOf(answer: RecordedAnswer, now: number): Cached {
 
 serveCommands({
   cpu: cpuMicros,
-  async start(answers: RecordedAnswer[]): Promise<{ port: number }> {
+  async start({
+    answers,
+    logger,
+  }: {
+    answers: RecordedAnswer[];
+    logger: boolean;
+  }): Promise<{ port: number }> {
     const cache = new LRUCache<string, Cached>({ max: 10_000 });
     const now = Date.now();
     for (const answer of answers) cache.set(answer.path, entryOf(answer, now));
-    const app = Fastify({ logger: false });
+    const app = Fastify({ logger });
     const handler = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
       const hit = cache.get(request.url);
       if (hit === undefined) return reply.code(404).send({ error: 'not cached' });

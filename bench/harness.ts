@@ -104,16 +104,20 @@ export class Harness {
     return { port, cpu: () => child.call<number>('cpu') };
   }
 
-  /** Starts the Fastify + lru-cache reference replaying recorded answers. */
-  async fastify(answers: RecordedAnswer[]): Promise<{ port: number; cpu: () => Promise<number> }> {
+  /** Starts the Fastify + lru-cache reference replaying recorded answers (with `logger`, logging requests to /dev/null). */
+  async fastify(
+    answers: RecordedAnswer[],
+    logger = false,
+  ): Promise<{ port: number; cpu: () => Promise<number> }> {
     const child = await this.own(
       startPinned(
         'fastify-process.js',
         SERVER_CPU,
         this.profileFlags(`fastify-${++this.references}`),
+        logger,
       ),
     );
-    const { port } = await child.call<{ port: number }>('start', answers);
+    const { port } = await child.call<{ port: number }>('start', { answers, logger });
     return { port, cpu: () => child.call<number>('cpu') };
   }
 
