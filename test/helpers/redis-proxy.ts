@@ -14,8 +14,19 @@ export interface RedisProxy {
   restore(): void;
 }
 
+/** Options of {@link startRedisProxy}. */
+export interface RedisProxyOptions {
+  /** Whether a chunk the client sent goes on to Redis (default: every chunk does). */
+  readonly forward?: (chunk: Buffer) => boolean;
+}
+
 /** Starts a proxy to 127.0.0.1:`port`; closed in teardown. */
-export async function startRedisProxy(t: TestLike, port: number): Promise<RedisProxy> {
+export async function startRedisProxy(
+  t: TestLike,
+  port: number,
+  options: RedisProxyOptions = {},
+): Promise<RedisProxy> {
+  const { forward } = options;
   const sockets = new Set<Socket>();
   let cut = false;
   const server = createServer((client) => {
@@ -25,7 +36,11 @@ export async function startRedisProxy(t: TestLike, port: number): Promise<RedisP
     }
     const upstream = createConnection({ host: '127.0.0.1', port });
     sockets.add(client).add(upstream);
-    client.pipe(upstream);
+    if (forward === undefined) client.pipe(upstream);
+    else
+      client.on('data', (chunk: Buffer) => {
+        if (forward(chunk)) upstream.write(chunk);
+      });
     upstream.pipe(client);
     for (const socket of [client, upstream]) {
       socket.on('error', () => {});

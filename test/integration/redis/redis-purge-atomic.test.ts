@@ -1,53 +1,26 @@
 // A purge moves the generation and logs it in one step: Redis never holds a moved generation that no instance can learn of.
-import { createConnection, createServer, type Socket } from 'node:net';
 import t from 'tap';
 import type { WorkspaceId } from '../../../src/brands.js';
 import { Redis } from 'ioredis';
 import { generationKey, purgeLogKey } from '../../../src/cache/redis-keys.js';
-import { startPrivateRedis, waitFor, type TestLike } from '../../helpers/redis.js';
+import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
+import { startRedisProxy } from '../../helpers/redis-proxy.js';
 import { recordPurges, tierFor, untilRead } from '../../helpers/redis-tier.js';
 
 const ACME = 'acme' as WorkspaceId;
 /** A PUBLISH sent as a command of its own (RESP array whose first element is "publish"). */
 const STANDALONE_PUBLISH = /\*\d+\r\n\$7\r\npublish\r\n/i;
 
-/**
- * A TCP proxy to Redis that never forwards a chunk holding a standalone PUBLISH: what a
- * connection lost between two commands looks like to the second one.
- */
-async function publishSwallowingProxy(t: TestLike, port: number): Promise<string> {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = createConnection({ host: '127.0.0.1', port });
-    sockets.add(client).add(upstream);
-    client.on('data', (chunk: Buffer) => {
-      if (!STANDALONE_PUBLISH.test(chunk.toString('latin1'))) upstream.write(chunk);
-    });
-    upstream.pipe(client);
-    for (const socket of [client, upstream]) {
-      socket.on('error', () => {});
-      socket.on('close', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('proxy has no port');
-  return `redis://127.0.0.1:${address.port}`;
-}
-
 void t.test(
   'a purge whose wake-up could not be sent as a command of its own still moves and logs together',
   async (t) => {
     const redis = await startPrivateRedis(t);
-    const proxy = await publishSwallowingProxy(t, redis.port);
-    const { tier } = await tierFor(t, { url: proxy, keyPrefix: redis.keyPrefix });
+    // Never forwards a chunk holding a standalone PUBLISH: what a connection lost between two
+    // commands looks like to the second one.
+    const proxy = await startRedisProxy(t, redis.port, {
+      forward: (chunk) => !STANDALONE_PUBLISH.test(chunk.toString('latin1')),
+    });
+    const { tier } = await tierFor(t, { url: proxy.url, keyPrefix: redis.keyPrefix });
     const heard = recordPurges(tier);
     await untilRead(heard);
     const raw = new Redis(redis.url);
