@@ -5,13 +5,13 @@
  * a TCP proxy the case cuts; the figure that matters is the log read after the reconnect, which
  * should not grow with N (the reconnect itself is ioredis's backoff).
  */
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import pino from 'pino';
 import { buildApp, type App } from '../src/app.js';
 import { asWorkspaceId } from '../src/brands.js';
 import { configWith } from '../src/config/load.js';
 import type { CaseResult, Row } from './context.js';
 import type { Harness } from './harness.js';
+import { startTcpProxy } from './tcp-proxy.js';
 
 const PURGED = 10;
 const CUT_MS = 1_500;
@@ -25,41 +25,6 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
   }
 }
 
-/** A proxy to Redis whose connections can be cut (and new ones refused) until restored. */
-async function cuttableProxy(
-  target: URL,
-): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let cut = false;
-  const server: Server = createServer((client) => {
-    if (cut) return void client.destroy();
-    const upstream = createConnection({ host: target.hostname, port: Number(target.port) });
-    sockets.add(client).add(upstream);
-    client.pipe(upstream).pipe(client);
-    for (const socket of [client, upstream]) {
-      socket.on('error', () => {});
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    cut() {
-      cut = true;
-      for (const socket of sockets) socket.destroy();
-    },
-    restore() {
-      cut = false;
-    },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
 function app(url: string, keyPrefix: string, maxWorkspaces: number): App {
   const config = configWith({
     upstream: { baseUrl: 'http://127.0.0.1:9/{workspace}' },
@@ -71,8 +36,9 @@ function app(url: string, keyPrefix: string, maxWorkspaces: number): App {
 /** One measurement at `known` workspaces. */
 async function measure(redisUrl: string, known: number): Promise<Row> {
   const keyPrefix = `bench-catchup-${known}-${Date.now()}`;
-  const proxy = await cuttableProxy(new URL(redisUrl));
-  const a = app(proxy.url, keyPrefix, known + 1_000);
+  const target = new URL(redisUrl);
+  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+  const a = app(`redis://127.0.0.1:${proxy.port}`, keyPrefix, known + 1_000);
   const b = app(redisUrl, keyPrefix, 1_000);
   try {
     await until(
@@ -103,7 +69,7 @@ async function measure(redisUrl: string, known: number): Promise<Row> {
     const before = purged.map((name) => a.generations.peek(name));
 
     const cutAt = performance.now();
-    proxy.cut();
+    proxy.cutLink();
     await until(() => a.l2?.up === false, 5_000, 'the cut to be noticed');
     for (const name of purged) await b.l2!.purge(name, 'all', []);
     await new Promise((resolve) =>
