@@ -14,9 +14,9 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RedisGuard } from './redis-guard.js';
 import { LOG_TIP_SCRIPT } from './redis-purge-scripts.js';
 import { RedisScript } from './redis-script.js';
+import type { PurgeListener } from './shared-tier.js';
 
 const LOG_TIP = new RedisScript(LOG_TIP_SCRIPT);
-import type { PurgeListener } from './shared-tier.js';
 
 /** Entries read per round trip while catching up. */
 const BATCH = 500;
