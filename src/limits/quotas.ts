@@ -85,10 +85,7 @@ export class Quotas {
       if (own !== undefined) this.policies.set(name as WorkspaceId, resolvePolicy(own, config));
     }
     this.anyOn =
-      config.limits.perKey.requests !== null ||
-      Object.values(config.workspaces).some(
-        (overrides) => overrides.limits?.perKey?.requests !== undefined,
-      );
+      this.defaultPolicy !== null || [...this.policies.values()].some((policy) => policy !== null);
   }
 }
 
