@@ -80,11 +80,6 @@ function uuidSpelling(text: string): number {
   return spelling;
 }
 
-/** True for the text of a UUID, in any case. */
-export function isUuid(text: string): boolean {
-  return uuidSpelling(text) !== NOT_UUID;
-}
-
 /** A UUID's one spelling, lower case; undefined when the text is not a UUID. */
 export function canonicalUuid(text: string): string | undefined {
   const spelling = uuidSpelling(text);

@@ -2,7 +2,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { parseRecordingId, parseRecordingKey } from '../../../src/api/recording-id.js';
-import { canonicalUuid, isUuid, recordingIdOf, recordingKey } from '../../../src/cache/keys.js';
+import { canonicalUuid, recordingIdOf, recordingKey } from '../../../src/cache/keys.js';
 
 // Any code points, lone surrogates included (fast-check's 'binary' unit is slow under tap's loader).
 const anyUnicode = fc.string({
@@ -99,7 +99,7 @@ void t.test('properties', (t) => {
   t.end();
 });
 
-void t.test('isUuid and canonicalUuid agree with the RFC 9562 pattern for any text', (t) => {
+void t.test('canonicalUuid agrees with the RFC 9562 pattern for any text', (t) => {
   const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
   const hexOrNot = fc.constantFrom(...'0123456789abcdefABCDEFgG-_ xz');
   const nearUuid = fc
@@ -118,7 +118,6 @@ void t.test('isUuid and canonicalUuid agree with the RFC 9562 pattern for any te
       ),
       (text) => {
         const expected = UUID_PATTERN.test(text);
-        if (isUuid(text) !== expected) return false;
         return canonicalUuid(text) === (expected ? text.toLowerCase() : undefined);
       },
     ),
