@@ -1,6 +1,6 @@
 /** Loads configuration: default.yaml, then the GATEWAY_CONFIG file, then environment variables. */
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from './parse-yaml.js';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { packageFile } from '../package-file.js';

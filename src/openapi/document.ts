@@ -4,7 +4,7 @@
  * anchors keep it readable; clients and generators get plain JSON.
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../config/parse-yaml.js';
 import { packageFile } from '../package-file.js';
 
 const DOCUMENT_FILE = packageFile('openapi/recordings-gateway.yaml');
