@@ -12,7 +12,7 @@
  */
 import { parse, type DocumentOptions, type ParseOptions, type ToJSOptions } from 'yaml';
 
-const BEYOND_LATIN1 = /[^\x00-\xff]/;
+const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 
 /** The text as a one-byte string when every character fits in one byte; otherwise as it is. */
 function oneByte(text: string): string {

@@ -76,7 +76,7 @@ void t.test('property: the same values as yaml.parse', (t) => {
 });
 
 void t.test('the OpenAPI document, which holds a "…", has one-byte keys and strings', (t) => {
-  const strings = stringsOf(readOpenApiDocument()).filter((s) => !/[^\x00-\xff]/.test(s));
+  const strings = stringsOf(readOpenApiDocument()).filter((s) => !/[\u0100-\uffff]/.test(s));
   t.ok(strings.length > 1000, `${strings.length} strings`);
   const twoByte = strings.filter((s) => !isOneByte(s));
   t.same(twoByte.slice(0, 5), [], 'no two-byte Latin-1 string');
