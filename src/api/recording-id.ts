@@ -1,5 +1,5 @@
 /** Parses the `{id}` path segment: a recording UUID or a public link code. */
-import { canonicalUuid, recordingKey, type ResourceKey } from '../cache/keys.js';
+import { canonicalUuid, isUuidKey, recordingKey, type ResourceKey } from '../cache/keys.js';
 
 const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -18,9 +18,10 @@ export function parseRecordingId(segment: string): string | undefined {
 
 /**
  * The cache key of the recording a request's `{id}` segment names, or undefined when the segment
- * is neither a UUID nor a link code. Every UUID has the link-code shape too, so one pattern test
- * admits both and recordingKey alone tells them apart (and lower-cases a UUID).
+ * is neither a UUID nor a link code. recordingKey alone tells the two apart (and lower-cases a
+ * UUID); a key in the UUID space needs no further check, so a UUID request runs no pattern.
  */
 export function parseRecordingKey(segment: string): ResourceKey | undefined {
-  return LINK_CODE.test(segment) ? recordingKey(segment) : undefined;
+  const key = recordingKey(segment);
+  return isUuidKey(key) || LINK_CODE.test(segment) ? key : undefined;
 }
