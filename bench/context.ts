@@ -5,6 +5,7 @@
 import { request } from 'node:http';
 import type { RecordedAnswer } from './ceiling-process.js';
 import { hammer, median, type LoadResult } from './load.js';
+import { roundOrder } from './paired-stats.js';
 import { hasWrk } from './wrk.js';
 
 /** Run settings; every one can be set by environment variable. */
@@ -131,10 +132,12 @@ export interface Compared {
 }
 
 /**
- * Loads each variant in turn, round after round (A, B, A, B…), after one warm-up each: noise
- * that drifts over the run (steal time, turbo) lands on both sides instead of one. Four short
- * rounds by default rather than two long ones: a run disturbed by the host moves a median of
- * four much less than a median of two.
+ * Loads each variant in turn, round after round, after one warm-up each: noise that drifts over
+ * the run (steal time, turbo) lands on both sides instead of one. The order runs forwards in even
+ * rounds and backwards in odd ones (A B C, C B A, A B C…), so two neighbours in the list swap
+ * places every round and a drift within a round favours neither; list a variant next to the one
+ * it is compared with. Four short rounds by default rather than two long ones: a run disturbed by
+ * the host moves a median of four much less than a median of two.
  */
 export async function compare(
   settings: BenchSettings,
@@ -153,7 +156,8 @@ export async function compare(
   const runs = variants.map(() => [] as LoadResult[]);
   const cpu = variants.map(() => [] as number[]);
   for (let round = 0; round < settings.rounds; round++) {
-    for (const [i, variant] of variants.entries()) {
+    for (const i of roundOrder(variants.length, round)) {
+      const variant = variants[i]!;
       const before = (await variant.cpu?.()) ?? Number.NaN;
       const run = await load(variant, settings.durationSec);
       const after = (await variant.cpu?.()) ?? Number.NaN;
@@ -161,25 +165,31 @@ export async function compare(
       cpu[i]!.push((after - before) / run.requests);
     }
   }
-  return variants.map((variant, i) => {
-    const own = runs[i]!;
-    for (const run of own) {
-      const bad = run.requests - (run.statuses['200'] ?? 0);
-      if (bad > 0 || run.errors > 0)
-        throw new Error(
-          `${variant.label}: ${bad} non-200 answers, ${run.errors} errors (${JSON.stringify(run.statuses)})`,
-        );
-    }
-    return {
-      label: variant.label,
-      rps: median(own.map((r) => r.rps)),
-      p50: median(own.map((r) => r.p50)),
-      p99: median(own.map((r) => r.p99)),
-      cpuPerRequest: median(cpu[i]!),
-      runs: own,
-      cpuRuns: cpu[i]!,
-    };
-  });
+  return variants.map((variant, i) => summarize(variant.label, runs[i]!, cpu[i]!));
+}
+
+/**
+ * One variant's measured runs as a {@link Compared}: medians, and every run in round order.
+ * Throws when any run had an answer other than 200 or a socket error: a ratio of failures
+ * measures nothing.
+ */
+export function summarize(label: string, runs: LoadResult[], cpuRuns: number[]): Compared {
+  for (const run of runs) {
+    const bad = run.requests - (run.statuses['200'] ?? 0);
+    if (bad > 0 || run.errors > 0)
+      throw new Error(
+        `${label}: ${bad} non-200 answers, ${run.errors} errors (${JSON.stringify(run.statuses)})`,
+      );
+  }
+  return {
+    label,
+    rps: median(runs.map((r) => r.rps)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    cpuPerRequest: median(cpuRuns),
+    runs,
+    cpuRuns,
+  };
 }
 
 /** A row from a compared variant, with its ratios to a reference (the ceiling). */

@@ -57,7 +57,7 @@ export function toMarkdown(run: BenchRun): string {
     `Machine: ${m.cpu}, ${m.cores} cores, Node ${m.node}, Linux ${m.kernel}; ${m.date}.`,
     `Load generator (${s.load === 'wrk' ? 'wrk, one thread' : 'autocannon'}, pipelining 1, ${s.connections} connections; autocannon for the mixed workload) ` +
       `${m.pinned ? 'on CPU 0, server under test on CPU 1' : 'and server unpinned (no taskset)'}; ` +
-      `${s.rounds} alternating runs of ${s.durationSec} s per variant after ${s.warmupSec} s of warm-up; medians shown. Latencies in ms ` +
+      `${s.rounds} runs of ${s.durationSec} s per variant, the variants in turn (reversed every other round), after ${s.warmupSec} s of warm-up; medians shown. Latencies in ms ` +
       `(${s.load === 'wrk' ? 'wrk reports µs; autocannon, for the mixed workload, whole ms' : 'autocannon rounds to whole ms'}; the miss path is timed with hrtime). ` +
       'Gateway request logs at info to /dev/null.',
     '',

@@ -1,0 +1,60 @@
+// The bench's verdicts on a noisy host: the round order, paired ratios, the control's spread, and
+// the two "ahead" rules the L1-hit targets use.
+import t from 'tap';
+import {
+  aheadBeyondSpread,
+  aheadEveryRound,
+  pairedRatios,
+  roundOrder,
+  spreadOf,
+} from '../../../bench/paired-stats.js';
+
+void t.test('variants run forwards, then backwards: neighbours swap places every round', (t) => {
+  t.same(roundOrder(3, 0), [0, 1, 2]);
+  t.same(roundOrder(3, 1), [2, 1, 0]);
+  t.same(roundOrder(3, 2), [0, 1, 2]);
+  // Over two rounds every variant runs once before and once after each neighbour.
+  for (let i = 0; i + 1 < 5; i++) {
+    const before = [0, 1].map((round) => {
+      const order = roundOrder(5, round);
+      return order.indexOf(i) < order.indexOf(i + 1);
+    });
+    t.same(before.sort(), [false, true], `${i} and ${i + 1} trade places`);
+  }
+  t.end();
+});
+
+void t.test('paired ratios divide round by round, and refuse series of different lengths', (t) => {
+  t.same(pairedRatios([10, 30], [5, 10]), [2, 3]);
+  t.throws(() => pairedRatios([1, 2], [1]), RangeError);
+  t.end();
+});
+
+void t.test("the control's spread is its widest distance from 1, either way", (t) => {
+  const spread = spreadOf({ rps: [1.02, 0.9, 1.05], cpu: [0.97, 1.08, 1] });
+  t.equal(Math.round(spread.rps * 1000), 100, 'a round 10% slower counts as much as 10% faster');
+  t.equal(Math.round(spread.cpu * 1000), 80);
+  t.end();
+});
+
+void t.test('ahead in every round needs every pair: more req/s and less CPU', (t) => {
+  t.ok(aheadEveryRound({ rps: [1.1, 1.05, 1.2], cpu: [0.9, 0.95, 0.85] }));
+  t.notOk(aheadEveryRound({ rps: [1.1, 0.99, 1.2], cpu: [0.9, 0.95, 0.85] }), 'one slower round');
+  t.notOk(aheadEveryRound({ rps: [1.1, 1.05, 1.2], cpu: [0.9, 1.01, 0.85] }), 'one costlier round');
+  t.end();
+});
+
+void t.test('ahead beyond the spread: the median pair past the control on both measures', (t) => {
+  const spread = { rps: 0.06, cpu: 0.05 };
+  t.ok(aheadBeyondSpread({ rps: [1.07, 1.2, 0.9], cpu: [0.94, 0.8, 1.1] }, spread));
+  t.notOk(
+    aheadBeyondSpread({ rps: [1.05, 1.2, 0.9], cpu: [0.94, 0.8, 1.1] }, spread),
+    'a median lead of 5% is within a spread of 6%',
+  );
+  t.notOk(
+    aheadBeyondSpread({ rps: [1.07, 1.2, 0.9], cpu: [0.96, 0.8, 1.1] }, spread),
+    'faster, but not cheaper by more than the spread',
+  );
+  t.notOk(aheadBeyondSpread({ rps: [1, 1, 1], cpu: [1, 1, 1] }, { rps: 0, cpu: 0 }), 'level');
+  t.end();
+});
