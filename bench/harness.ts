@@ -26,6 +26,12 @@ export interface GatewayHandle {
   cpu: () => Promise<number>;
 }
 
+/** A ceiling or Fastify child: its port and its CPU time so far (µs). */
+export interface ReferenceHandle {
+  port: number;
+  cpu: () => Promise<number>;
+}
+
 /** A simulator child. */
 export interface SimHandle extends SimInfo {
   /** The simulator's own port (for calling it directly). */
@@ -88,10 +94,7 @@ export class Harness {
   }
 
   /** Starts a ceiling child replaying recorded answers (with `busyMicros` of CPU spent per request, a reference). */
-  async ceiling(
-    answers: RecordedAnswer[],
-    busyMicros = 0,
-  ): Promise<{ port: number; cpu: () => Promise<number> }> {
+  async ceiling(answers: RecordedAnswer[], busyMicros = 0): Promise<ReferenceHandle> {
     // Profiled like the gateways, so a profile's difference from the ceiling's is the gateway's own work.
     const child = await this.own(
       startPinned(
@@ -105,10 +108,7 @@ export class Harness {
   }
 
   /** Starts the Fastify + lru-cache reference replaying recorded answers (with `logger`, logging requests to /dev/null). */
-  async fastify(
-    answers: RecordedAnswer[],
-    logger = false,
-  ): Promise<{ port: number; cpu: () => Promise<number> }> {
+  async fastify(answers: RecordedAnswer[], logger = false): Promise<ReferenceHandle> {
     const child = await this.own(
       startPinned(
         'fastify-process.js',
