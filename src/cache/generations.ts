@@ -12,9 +12,10 @@
  *   captured that generation before its upstream fetch began.
  * - While the purge log has not been read completely for `maxLag` (Redis unreachable or slow),
  *   no known generation is handed out: requests get `unknown`, a generation no Redis value and
- *   no earlier L1 entry is stored under, renewed every `maxLag`. So an L1 entry is served at most
- *   `maxLag` after the last complete log read or after its own fetch began, whichever is later,
- *   and a purge this instance could not hear of is obeyed within `maxLag`.
+ *   no earlier L1 entry is stored under, renewed every `maxLag` and on every purge heard. So an
+ *   L1 entry is served at most `maxLag` after the last complete log read or after its own fetch
+ *   began, whichever is later, never after a purge this instance heard of, and a purge it could
+ *   not hear of is obeyed within `maxLag`.
  */
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
@@ -119,8 +120,13 @@ export class Generations {
     return this.peek(workspace) === generation;
   }
 
-  /** Drops a workspace's generation (a purge named it, or Redis holds another): the next request reloads it. */
+  /**
+   * Drops a workspace's generation (a purge named it, or Redis holds another): the next request
+   * reloads it. The `unknown` window ends too: what L1 holds under it may have been fetched
+   * before this purge, and a workspace may still be on it (a failed load, or the log lagging).
+   */
   forget(workspace: WorkspaceId): void {
+    this.#window = undefined;
     this.#table.delete(workspace);
     const pending = this.#loading.get(workspace);
     if (pending === undefined) return;
@@ -130,6 +136,7 @@ export class Generations {
 
   /** Drops every generation (the purge log lost entries this instance never read). */
   forgetAll(): void {
+    this.#window = undefined;
     this.#table.clear();
     this.#era++;
     for (const pending of this.#loading.values()) pending.stale = true;
@@ -153,13 +160,18 @@ export class Generations {
 
   /**
    * The generation of every workspace whose own is not known from Redis: nothing in Redis is
-   * read or written under it, and it is renewed every maxLag, so what L1 holds under it was
-   * fetched less than maxLag ago.
+   * read or written under it, and it is renewed every maxLag and on every purge heard (forget,
+   * forgetAll), so what L1 holds under it was fetched less than maxLag ago and after the last
+   * purge this instance heard of. Each renewal draws a new epoch (negative, so never a known
+   * generation's): L1 keys are built from the numbers, so a window must never repeat them.
    */
   unknown(now = this.#now()): Generation {
     const index = Math.floor(now / this.#maxLagMs);
     if (this.#window?.index !== index)
-      this.#window = { index, generation: Object.freeze({ all: -1, list: -1, epoch: -1 - index }) };
+      this.#window = {
+        index,
+        generation: Object.freeze({ all: -1, list: -1, epoch: -this.#nextEpoch++ }),
+      };
     return this.#window.generation;
   }
 
