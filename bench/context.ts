@@ -133,15 +133,16 @@ export interface Compared {
 
 /**
  * Loads each variant in turn, round after round, after one warm-up each: noise that drifts over
- * the run (steal time, turbo) lands on both sides instead of one. The order runs forwards in even
- * rounds and backwards in odd ones (A B C, C B A, A B C…), so two neighbours in the list swap
- * places every round and a drift within a round favours neither; list a variant next to the one
- * it is compared with. Four short rounds by default rather than two long ones: a run disturbed by
- * the host moves a median of four much less than a median of two.
+ * the run (steal time, turbo) lands on both sides instead of one. Each round's order is
+ * roundOrder's (reversed every other round), so list a variant next to the one it is compared
+ * with. `firstRound` numbers the first round, for a caller that runs one round at a time. Four
+ * short rounds by default rather than two long ones: a run disturbed by the host moves a median
+ * of four much less than a median of two.
  */
 export async function compare(
   settings: BenchSettings,
   variants: readonly Variant[],
+  firstRound = 0,
 ): Promise<Compared[]> {
   const load = (variant: Variant, durationSec: number): Promise<LoadResult> =>
     hammer({
@@ -156,7 +157,7 @@ export async function compare(
   const runs = variants.map(() => [] as LoadResult[]);
   const cpu = variants.map(() => [] as number[]);
   for (let round = 0; round < settings.rounds; round++) {
-    for (const i of roundOrder(variants.length, round)) {
+    for (const i of roundOrder(variants.length, firstRound + round)) {
       const variant = variants[i]!;
       const before = (await variant.cpu?.()) ?? Number.NaN;
       const run = await load(variant, settings.durationSec);

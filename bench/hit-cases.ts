@@ -13,13 +13,13 @@ import {
   type Compared,
   type Variant,
 } from './context.js';
-import type { GatewayHandle, Harness, ReferenceHandle, SimHandle } from './harness.js';
-import { median, type LoadResult } from './load.js';
+import type { RecordedAnswer } from './ceiling-process.js';
+import type { Harness, ReferenceHandle, SimHandle } from './harness.js';
+import { median } from './load.js';
 import {
   aheadBeyondSpread,
   aheadEveryRound,
   pairedRatios,
-  roundOrder,
   spreadOf,
   type PairedRatios,
 } from './paired-stats.js';
@@ -220,7 +220,7 @@ function rpsRange(compared: Compared): [low: number, high: number] {
 }
 
 /** Some per-round ratios as text: lowest-highest (median). */
-function spread(values: readonly number[]): string {
+function rangeText(values: readonly number[]): string {
   return `${round(Math.min(...values), 3)}-${round(Math.max(...values), 3)} (median ${round(median(values), 3)})`;
 }
 
@@ -235,25 +235,28 @@ function paired(a: Compared, b: Compared): PairedRatios {
   };
 }
 
-/** The servers of one round of the long case, started afresh for it. */
-interface LongRound {
-  readonly ceiling: ReferenceHandle;
-  readonly warnGateway: GatewayHandle;
-  readonly fastify: ReferenceHandle;
-  readonly control: ReferenceHandle;
-  readonly fastifyLogging: ReferenceHandle;
-  readonly gateway: GatewayHandle;
+/** What the long case starts each round: its reference answers and how to start a gateway. */
+interface LongStart {
+  readonly h: Harness;
+  readonly answers: RecordedAnswer[];
+  /** A gateway with these config overrides, warmed up on both paths (its misses made). */
+  readonly gateway: (config: Record<string, unknown>) => Promise<ReferenceHandle>;
 }
 
-/** The variants of the long case, in the order they are loaded: each next to the one it is compared with. */
-const LONG_VARIANTS = [
-  ['ceiling (bare node:http replaying the same bytes)', 'ceiling'],
-  ['gateway, log level warn', 'warnGateway'],
-  ['Fastify + lru-cache', 'fastify'],
-  ['Fastify + lru-cache, an identical second process (control)', 'control'],
-  ['Fastify + lru-cache, request log on (logger: true)', 'fastifyLogging'],
-  ['gateway', 'gateway'],
-] as const satisfies ReadonlyArray<readonly [string, keyof LongRound]>;
+/**
+ * The variants of the long case and how each is started, in the order they are loaded: each next
+ * to the one it is compared with.
+ */
+const LONG_VARIANTS: ReadonlyArray<
+  readonly [name: string, start: (s: LongStart) => Promise<ReferenceHandle>]
+> = [
+  ['ceiling (bare node:http replaying the same bytes)', (s) => s.h.ceiling(s.answers)],
+  ['gateway, log level warn', (s) => s.gateway({ log: { level: 'warn' } })],
+  ['Fastify + lru-cache', (s) => s.h.fastify(s.answers)],
+  ['Fastify + lru-cache, an identical second process (control)', (s) => s.h.fastify(s.answers)],
+  ['Fastify + lru-cache, request log on (logger: true)', (s) => s.h.fastify(s.answers, true)],
+  ['gateway', (s) => s.gateway({})],
+];
 
 /**
  * L1 hits against Fastify + lru-cache over long rounds, for both paths: the gateway at log level
@@ -281,42 +284,29 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
   const answers = [];
   for (const { path } of paths) answers.push(await warmAndRecord(recorder.port, path, headers));
   await h.release();
-  const runs = paths.map(() =>
-    LONG_VARIANTS.map(() => ({ loads: [] as LoadResult[], cpu: [] as number[] })),
-  );
+  const start: LongStart = {
+    h,
+    answers,
+    gateway: async (config) => {
+      const gateway = await h.gateway({ ...base, ...config });
+      for (const { path } of paths) await warmAndRecord(gateway.port, path, headers);
+      return gateway;
+    },
+  };
+  // Per path and variant, one measured run a round.
+  const rounds: Compared[][][] = paths.map(() => []);
   for (let round = 0; round < settings.rounds; round++) {
-    const servers: LongRound = {
-      ceiling: await h.ceiling(answers),
-      warnGateway: await h.gateway({ ...base, log: { level: 'warn' } }),
-      fastify: await h.fastify(answers),
-      control: await h.fastify(answers),
-      fastifyLogging: await h.fastify(answers, true),
-      gateway: await h.gateway(base),
-    };
-    for (const { path } of paths) {
-      await warmAndRecord(servers.warnGateway.port, path, headers);
-      await warmAndRecord(servers.gateway.port, path, headers);
-    }
+    const servers: ReferenceHandle[] = [];
+    for (const [, startOne] of LONG_VARIANTS) servers.push(await startOne(start));
     for (const [p, { label, path }] of paths.entries()) {
-      const order = roundOrder(LONG_VARIANTS.length, round);
-      // One measured run per variant (after its warm-up) in this round's order.
-      const measured = await compare(
-        { ...settings, rounds: 1 },
-        order.map((i) => {
-          const [name, server] = LONG_VARIANTS[i]!;
-          return {
-            label: `${label}: ${name}`,
-            port: servers[server].port,
-            path,
-            headers,
-            cpu: servers[server].cpu,
-          };
-        }),
-      );
-      for (const [k, i] of order.entries()) {
-        runs[p]![i]!.loads.push(measured[k]!.runs[0]!);
-        runs[p]![i]!.cpu.push(measured[k]!.cpuRuns[0]!);
-      }
+      const variants = LONG_VARIANTS.map(([name], i) => ({
+        label: `${label}: ${name}`,
+        port: servers[i]!.port,
+        path,
+        headers,
+        cpu: servers[i]!.cpu,
+      }));
+      rounds[p]!.push(await compare({ ...settings, rounds: 1 }, variants, round));
     }
     await h.release();
   }
@@ -324,7 +314,14 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
   const notes: string[] = [];
   for (const [p, { label }] of paths.entries()) {
     const [ceiling, warnGw, framework, control, frameworkLogging, infoGw] = LONG_VARIANTS.map(
-      ([name], i) => summarize(`${label}: ${name}`, runs[p]![i]!.loads, runs[p]![i]!.cpu),
+      ([name], i) => {
+        const own = rounds[p]!.map((round) => round[i]!);
+        return summarize(
+          `${label}: ${name}`,
+          own.flatMap((one) => one.runs),
+          own.flatMap((one) => one.cpuRuns),
+        );
+      },
     ) as [Compared, Compared, Compared, Compared, Compared, Compared];
     result.rows.push(
       rowOf(framework),
@@ -341,8 +338,8 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
     // and headers written with no work at all.
     const bound = paired(ceiling, framework);
     notes.push(
-      `${label}: the control (two identical Fastify processes, paired per round) put the run-to-run spread at ${spreadText}; per round ${spread(noise.rps)}× req/s, ${spread(noise.cpu)}× CPU.`,
-      `${label}: the ceiling, which does no work per request, against Fastify: per round ${spread(bound.rps)}× req/s, ${spread(bound.cpu)}× CPU (${aheadBeyondSpread(bound, widest) ? 'beyond' : 'within'} the spread): the most a server writing through node:http's response can be ahead by.`,
+      `${label}: the control (two identical Fastify processes, paired per round) put the run-to-run spread at ${spreadText}; per round ${rangeText(noise.rps)}× req/s, ${rangeText(noise.cpu)}× CPU.`,
+      `${label}: the ceiling, which does no work per request, against Fastify: per round ${rangeText(bound.rps)}× req/s, ${rangeText(bound.cpu)}× CPU (${aheadBeyondSpread(bound, widest) ? 'beyond' : 'within'} the spread): the most a server writing through node:http's response can be ahead by.`,
     );
     // Each gateway against the Fastify that does the same logging work: at warn neither logs a
     // request, at info both do.
@@ -357,7 +354,7 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
       const target = `L1 hit ${label}, ${settings.rounds} × ${settings.durationSec} s: ${which} ahead of ${against}`;
       result.checks.push({
         target: `${target} in every round (req/s and CPU per request, each round's runs paired)`,
-        measured: `${overall}; per round ${spread(ratios.rps)}× req/s, ${spread(ratios.cpu)}× CPU`,
+        measured: `${overall}; per round ${rangeText(ratios.rps)}× req/s, ${rangeText(ratios.cpu)}× CPU`,
         met: aheadEveryRound(ratios),
       });
       result.checks.push({
