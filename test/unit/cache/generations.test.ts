@@ -46,7 +46,11 @@ void t.test(
     // Every workspace on `unknown` shares the window, so another's purge ends it for all.
     const other = await current(generations, globex);
     generations.forget(globex);
-    t.not(l1Key(acme, generations.peek(acme) ?? after, key), l1Key(acme, other, key));
+    t.not(
+      l1Key(acme, generations.peek(acme) ?? after, key),
+      l1Key(acme, other, key),
+      "another workspace's purge ends the shared window for acme too",
+    );
   },
 );
 
