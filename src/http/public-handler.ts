@@ -6,6 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+// Imported: globalThis.performance is a getter in node, read twice a request.
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { AcceptMemo } from '../api/accept.js';
 import { ListQueryMemo, rejectAnyQuery } from '../api/paging.js';

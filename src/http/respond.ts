@@ -97,10 +97,10 @@ export function writeEntry(
     'Age', String(Math.max(0, Math.floor((now - entry.storedAt) / 1000))),
     'Cache-Status', status,
     'X-Request-Id', ctx.requestId,
+    // Always: an entry is compressed just after it is stored, so the same URL may be served
+    // identity first and encoded a moment later (RFC 9110 §12.5.5).
+    'Vary', 'Accept-Encoding',
   ];
-  // Always: an entry is compressed just after it is stored, so the same URL may be served
-  // identity first and encoded a moment later (RFC 9110 §12.5.5).
-  headers.push('Vary', 'Accept-Encoding');
   if (coding !== 'identity') headers.push('Content-Encoding', coding);
   if (ctx.successor !== null)
     headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
