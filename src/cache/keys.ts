@@ -59,25 +59,18 @@ const NOT_UUID = 0;
 const LOWER_UUID = 1;
 const MIXED_UUID = 2;
 
+// RFC 9562 §4: 8-4-4-4-12 hex digits, in either case.
+const LOWER_CASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ANY_CASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
- * Reads a text as a UUID (RFC 9562 §4: 8-4-4-4-12 hex digits, in either case) in one loop over
- * its 36 characters rather than a regular expression and a toLowerCase: it runs on every
- * recording request.
+ * Reads a text as a UUID. It runs on every recording request, and clients send lower case: one
+ * compiled pattern answers that case (measured cheaper than a loop over the 36 characters).
  */
 function uuidSpelling(text: string): number {
   if (text.length !== UUID_LENGTH) return NOT_UUID;
-  let spelling = LOWER_UUID;
-  for (let i = 0; i < UUID_LENGTH; i++) {
-    const c = text.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 0x2d) return NOT_UUID; // '-'
-    } else if (c >= 0x41 && c <= 0x46) {
-      spelling = MIXED_UUID; // A-F
-    } else if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) {
-      return NOT_UUID; // not 0-9 a-f
-    }
-  }
-  return spelling;
+  if (LOWER_CASE_UUID.test(text)) return LOWER_UUID;
+  return ANY_CASE_UUID.test(text) ? MIXED_UUID : NOT_UUID;
 }
 
 /** A UUID's one spelling, lower case; undefined when the text is not a UUID. */
