@@ -11,7 +11,6 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { AcceptMemo } from '../api/accept.js';
 import { ListQueryMemo, rejectAnyQuery } from '../api/paging.js';
-import { parseRecordingKey } from '../api/recording-id.js';
 import { clientAddress } from '../api/client-address.js';
 import { ResourceLookup } from '../api/resource-lookup.js';
 import type { KeyCheck } from '../auth/key-check.js';
@@ -38,9 +37,9 @@ import { RequestIds } from './request-id.js';
 import { RequestMetrics } from './request-metrics.js';
 import { StatusMetrics } from './status-metrics.js';
 import { ResponseMemo, writeEntry, writeError, type ResponseContext } from './respond.js';
-import { ALLOW, matchRoute } from './route.js';
+import { RequestTargetMemo } from './request-target.js';
+import { ALLOW } from './route.js';
 
-const V1_PREFIX_LENGTH = '/api/external/v1'.length;
 /**
  * Logged and counted for a request whose client went away before its answer (nginx's 499):
  * every request gets its log line and its http_requests_total sample, answered or not.
@@ -88,6 +87,7 @@ export class PublicHandler {
   private readonly keyHashes = new ConnectionKeyHashes();
   /** Header parses and values remembered across this app's requests (bounded). */
   private readonly hosts = new HostMemo();
+  private readonly targets = new RequestTargetMemo();
   private readonly accepts = new AcceptMemo();
   private readonly listQueries = new ListQueryMemo();
   private readonly responses = new ResponseMemo();
@@ -121,18 +121,17 @@ export class PublicHandler {
     }
     const started = performance.now();
     const requestId = this.ids.for(req.headers['x-request-id'] as string | undefined);
-    const url = req.url ?? '';
-    const match = matchRoute(url);
+    const target = this.targets.target(req.url ?? '');
     const ctx: ResponseContext = {
       requestId,
       head: req.method === 'HEAD',
-      successor: match?.version === 'v1' ? `/api/external/v2${url.slice(V1_PREFIX_LENGTH)}` : null,
+      successor: target?.successor ?? null,
       memo: this.responses,
     };
     const trace: Trace = {
       started,
       ctx,
-      route: match?.route ?? 'unmatched',
+      route: target?.match.route ?? 'unmatched',
       workspace: undefined,
       lookup: undefined,
       span: null,
@@ -143,7 +142,8 @@ export class PublicHandler {
       // The workspace comes first: a request for no workspace is not this API's at all.
       const workspace = this.hosts.workspace(req.rawHeaders, config.server);
       trace.workspace = workspace;
-      if (match === undefined) throw new GatewayError('NOT_FOUND');
+      if (target === null) throw new GatewayError('NOT_FOUND');
+      const { match } = target;
       if (req.method !== 'GET' && req.method !== 'HEAD')
         throw new GatewayError('METHOD_NOT_ALLOWED', undefined, { headers: { Allow: ALLOW } });
       // RFC 9110 §9.3.1: content in a GET or HEAD has no meaning, and answering before it is read
@@ -165,10 +165,9 @@ export class PublicHandler {
         ({ page, key } = this.listQueries.parse(match.query, config.listing));
       } else {
         rejectAnyQuery(match.query);
-        const recording = parseRecordingKey(match.idSegment ?? '');
         // Not a UUID nor a link code: it cannot exist, so no upstream call is made for it.
-        if (recording === undefined) throw new GatewayError('RECORDING_NOT_FOUND');
-        key = recording;
+        if (target.recording === undefined) throw new GatewayError('RECORDING_NOT_FOUND');
+        key = target.recording;
       }
       const apiKey = req.headers['x-api-key'];
       if (apiKey === undefined || apiKey === '') throw new GatewayError('MISSING_KEY');
