@@ -125,7 +125,7 @@ export class PublicHandler {
     const ctx: ResponseContext = {
       requestId,
       head: req.method === 'HEAD',
-      successor: target?.successor ?? null,
+      successorLink: target?.successorLink ?? null,
       memo: this.responses,
     };
     const trace: Trace = {

@@ -13,8 +13,11 @@ import { matchRoute, type RouteMatch } from './route.js';
 /** What the handler reads from a request target that matched a route. */
 export interface RequestTarget {
   readonly match: RouteMatch;
-  /** For the v1 prefix: the same target under v2, for the Link header (RFC 8594 / RFC 9745). */
-  readonly successor: string | null;
+  /**
+   * For the v1 prefix: the Link header value naming the same target under v2 (RFC 8594 /
+   * RFC 9745), made once with the rest.
+   */
+  readonly successorLink: string | null;
   /**
    * On the recording route: the key its `{id}` names, or undefined when the id is neither a UUID
    * nor a link code (answered 404 without an upstream call). Undefined on the list route.
@@ -30,7 +33,10 @@ export function requestTarget(url: string): RequestTarget | null {
   if (match === undefined) return null;
   return Object.freeze({
     match: Object.freeze(match),
-    successor: match.version === 'v1' ? `/api/external/v2${url.slice(V1_PREFIX_LENGTH)}` : null,
+    successorLink:
+      match.version === 'v1'
+        ? `</api/external/v2${url.slice(V1_PREFIX_LENGTH)}>; rel="successor-version"`
+        : null,
     recording: match.route === 'recording' ? parseRecordingKey(match.idSegment ?? '') : undefined,
   });
 }

@@ -15,8 +15,8 @@ const NO_STORE = 'no-store';
 export interface ResponseContext {
   readonly requestId: string;
   readonly head: boolean;
-  /** For the v1 prefix: the successor URL path for the Link header (RFC 8594 / RFC 9745). */
-  readonly successor: string | null;
+  /** For the v1 prefix: the Link header naming the v2 successor (RFC 8594 / RFC 9745). */
+  readonly successorLink: string | null;
   /** The app's remembered header values. */
   readonly memo: ResponseMemo;
 }
@@ -102,8 +102,7 @@ export function writeEntry(
     'Vary', 'Accept-Encoding',
   ];
   if (coding !== 'identity') headers.push('Content-Encoding', coding);
-  if (ctx.successor !== null)
-    headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
+  if (ctx.successorLink !== null) headers.push('Deprecation', 'true', 'Link', ctx.successorLink);
   const inm = req.headers['if-none-match'];
   if (inm !== undefined && entry.status === 200 && noneMatchHolds(inm, entry)) {
     res.writeHead(304, headers);
@@ -153,8 +152,7 @@ export function writeError(res: ServerResponse, error: GatewayError, ctx: Respon
   if (error.retryAfter !== undefined) headers.push('Retry-After', String(error.retryAfter));
   if (error.headers !== undefined)
     for (const [name, value] of Object.entries(error.headers)) headers.push(name, value);
-  if (ctx.successor !== null)
-    headers.push('Deprecation', 'true', 'Link', `<${ctx.successor}>; rel="successor-version"`);
+  if (ctx.successorLink !== null) headers.push('Deprecation', 'true', 'Link', ctx.successorLink);
   res.writeHead(error.status, headers);
   if (ctx.head) res.end();
   else res.end(body);

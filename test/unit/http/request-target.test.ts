@@ -12,7 +12,10 @@ function expected(url: string): unknown {
   if (match === undefined) return null;
   return {
     match,
-    successor: match.version === 'v1' ? url.replace('/api/external/v1', '/api/external/v2') : null,
+    successorLink:
+      match.version === 'v1'
+        ? `<${url.replace('/api/external/v1', '/api/external/v2')}>; rel="successor-version"`
+        : null,
     recording: match.route === 'recording' ? parseRecordingKey(match.idSegment!) : undefined,
   };
 }
@@ -35,7 +38,7 @@ const target = fc
       `${prefix}${id === null ? '' : `/${id}`}${query === null ? '' : `?${query}`}`,
   );
 
-void t.test('a target is its route, its id and its successor', (t) => {
+void t.test('a target is its route, its id and its successor Link', (t) => {
   fc.assert(
     fc.property(target, (url) => {
       t.strictSame(requestTarget(url), expected(url), url);

@@ -65,7 +65,7 @@ function write(
   const returned = writeEntry(req, res, stored, options.outcome ?? 'hit', NOW, {
     requestId: 'req-1',
     head: options.head ?? false,
-    successor: null,
+    successorLink: null,
     memo: new ResponseMemo(),
   });
   return { returned, ...written };
