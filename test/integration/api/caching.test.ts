@@ -132,6 +132,14 @@ void t.test('the v1 prefix answers the same, with Deprecation and a successor Li
   t.equal(v1.headers['deprecation'], 'true');
   t.equal(v1.headers['link'], '</api/external/v2/recordings?page_size=2>; rel="successor-version"');
   t.equal(v2.headers['deprecation'], undefined);
+  // An error answer under v1 names its successor too (writeError, not writeEntry).
+  const refused = await gw.get('/api/external/v1/recordings?page_size=0');
+  t.equal(refused.status, 400);
+  t.equal(refused.headers['deprecation'], 'true');
+  t.equal(
+    refused.headers['link'],
+    '</api/external/v2/recordings?page_size=0>; rel="successor-version"',
+  );
 });
 
 void t.test('X-Request-Id is echoed or made', async (t) => {
