@@ -61,7 +61,7 @@ const MIXED_UUID = 2;
 
 // RFC 9562 §4: 8-4-4-4-12 hex digits, in either case.
 const LOWER_CASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const ANY_CASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ANY_CASE_UUID = new RegExp(LOWER_CASE_UUID.source, 'i');
 
 /**
  * Reads a text as a UUID. It runs on every recording request, and clients send lower case: one
