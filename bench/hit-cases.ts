@@ -247,16 +247,36 @@ interface LongStart {
  * The variants of the long case and how each is started, in the order they are loaded: each next
  * to the one it is compared with.
  */
-const LONG_VARIANTS: ReadonlyArray<
-  readonly [name: string, start: (s: LongStart) => Promise<ReferenceHandle>]
-> = [
-  ['ceiling (bare node:http replaying the same bytes)', (s) => s.h.ceiling(s.answers)],
-  ['gateway, log level warn', (s) => s.gateway({ log: { level: 'warn' } })],
-  ['Fastify + lru-cache', (s) => s.h.fastify(s.answers)],
-  ['Fastify + lru-cache, an identical second process (control)', (s) => s.h.fastify(s.answers)],
-  ['Fastify + lru-cache, request log on (logger: true)', (s) => s.h.fastify(s.answers, true)],
-  ['gateway', (s) => s.gateway({})],
-];
+const LONG_VARIANTS = [
+  {
+    role: 'ceiling',
+    name: 'ceiling (bare node:http replaying the same bytes)',
+    start: (s: LongStart) => s.h.ceiling(s.answers),
+  },
+  {
+    role: 'warnGw',
+    name: 'gateway, log level warn',
+    start: (s: LongStart) => s.gateway({ log: { level: 'warn' } }),
+  },
+  {
+    role: 'framework',
+    name: 'Fastify + lru-cache',
+    start: (s: LongStart) => s.h.fastify(s.answers),
+  },
+  {
+    role: 'control',
+    name: 'Fastify + lru-cache, an identical second process (control)',
+    start: (s: LongStart) => s.h.fastify(s.answers),
+  },
+  {
+    role: 'frameworkLogging',
+    name: 'Fastify + lru-cache, request log on (logger: true)',
+    start: (s: LongStart) => s.h.fastify(s.answers, true),
+  },
+  { role: 'infoGw', name: 'gateway', start: (s: LongStart) => s.gateway({}) },
+] as const;
+
+type LongRole = (typeof LONG_VARIANTS)[number]['role'];
 
 /**
  * L1 hits against Fastify + lru-cache over long rounds, for both paths: the gateway at log level
@@ -297,9 +317,9 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
   const rounds: Compared[][][] = paths.map(() => []);
   for (let round = 0; round < settings.rounds; round++) {
     const servers: ReferenceHandle[] = [];
-    for (const [, startOne] of LONG_VARIANTS) servers.push(await startOne(start));
+    for (const variant of LONG_VARIANTS) servers.push(await variant.start(start));
     for (const [p, { label, path }] of paths.entries()) {
-      const variants = LONG_VARIANTS.map(([name], i) => ({
+      const variants = LONG_VARIANTS.map(({ name }, i) => ({
         label: `${label}: ${name}`,
         port: servers[i]!.port,
         path,
@@ -313,16 +333,26 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
   const result: CaseResult = { name: 'l1-hit-long', rows: [], checks: [] };
   const notes: string[] = [];
   for (const [p, { label }] of paths.entries()) {
-    const [ceiling, warnGw, framework, control, frameworkLogging, infoGw] = LONG_VARIANTS.map(
-      ([name], i) => {
-        const own = rounds[p]!.map((round) => round[i]!);
-        return summarize(
+    // Each variant's runs over all rounds, found by its role rather than its place in the list.
+    const summaries = new Map<LongRole, Compared>();
+    for (const [i, { role, name }] of LONG_VARIANTS.entries()) {
+      const own = rounds[p]!.map((round) => round[i]!);
+      summaries.set(
+        role,
+        summarize(
           `${label}: ${name}`,
           own.flatMap((one) => one.runs),
           own.flatMap((one) => one.cpuRuns),
-        );
-      },
-    ) as [Compared, Compared, Compared, Compared, Compared, Compared];
+        ),
+      );
+    }
+    const of = (role: LongRole): Compared => summaries.get(role)!;
+    const [ceiling, warnGw, framework] = [of('ceiling'), of('warnGw'), of('framework')];
+    const [control, frameworkLogging, infoGw] = [
+      of('control'),
+      of('frameworkLogging'),
+      of('infoGw'),
+    ];
     result.rows.push(
       rowOf(framework),
       rowOf(control, framework),
