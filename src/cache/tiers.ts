@@ -9,8 +9,9 @@ import type { Clock } from '../clock.js';
 import type { CacheEntry, StoredValue } from './entry.js';
 import type { EntryFactory } from './entry-factory.js';
 import type { Generations } from './generations.js';
-import { l1Key, type Generation, type ResourceKey } from './keys.js';
+import type { Generation, ResourceKey } from './keys.js';
 import type { L1Cache } from './l1.js';
+import { L1Names } from './l1-names.js';
 import type { Lookup } from './lookup.js';
 import { ownKey, valuesAskedBy } from './recording-values.js';
 import type { Settings } from './settings.js';
@@ -31,6 +32,8 @@ export interface TiersDeps {
 export class Tiers {
   /** Entries being compressed, so a burst of hits starts one compression. */
   private readonly compressing = new WeakSet<CacheEntry>();
+  /** Every L1 key this store reads or writes, by keys.ts#l1Key, remembered. */
+  private readonly names = new L1Names();
 
   constructor(private readonly deps: TiersDeps) {}
 
@@ -65,7 +68,8 @@ export class Tiers {
     const values = stored.filter(([, value]) => value.staleUntil > now);
     if (values.length === 0) return;
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
-    for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);
+    for (const [key, value] of values)
+      this.deps.l1.set(this.names.of(workspace, generation, key), value);
     if (compress)
       for (const [key, value] of values)
         if (value.kind === 'entry') this.compressLater(workspace, generation, key, value);
@@ -94,7 +98,7 @@ export class Tiers {
     const key = ownKey(value, asked);
     this.deps.factory.compressed(value).then(
       (packed) => {
-        const name = l1Key(workspace, generation, key);
+        const name = this.names.of(workspace, generation, key);
         if (
           this.deps.l1.peek(name) !== value ||
           !this.deps.generations.isCurrent(workspace, generation)
@@ -118,15 +122,15 @@ export class Tiers {
     // Read from L2 under `generation` before a purge may have been heard: the same check as store.
     if (!this.deps.generations.isCurrent(workspace, generation)) return;
     for (const [k, value] of valuesAskedBy(entry, key))
-      this.deps.l1.set(l1Key(workspace, generation, k), value);
+      this.deps.l1.set(this.names.of(workspace, generation, k), value);
   }
 
   /** Reads L1, following one alias hop. What the entry allows is entryState's to say. */
   readL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey): CacheEntry | undefined {
     const l1 = this.deps.l1;
-    let value = l1.get(l1Key(workspace, generation, key));
+    let value = l1.get(this.names.of(workspace, generation, key));
     if (value !== undefined && value.kind === 'alias')
-      value = l1.get(l1Key(workspace, generation, value.target as ResourceKey));
+      value = l1.get(this.names.of(workspace, generation, value.target as ResourceKey));
     return value?.kind === 'entry' ? value : undefined;
   }
 
