@@ -60,10 +60,12 @@ export interface PublicHandlerDeps {
   readonly tracing: Tracing;
 }
 
-/** Per-request bookkeeping for the log line and metrics. */
-interface Trace {
+/**
+ * Per-request bookkeeping for the log line and metrics; also the answer's ResponseContext (one
+ * object a request, not two).
+ */
+interface Trace extends ResponseContext {
   readonly started: number;
-  readonly ctx: ResponseContext;
   route: RouteLabel;
   workspace: WorkspaceId | undefined;
   lookup: ResourceLookup | undefined;
@@ -120,23 +122,23 @@ export class PublicHandler {
       return;
     }
     const started = performance.now();
-    const requestId = this.ids.for(req.headers['x-request-id'] as string | undefined);
+    // Read once: node's `headers` is a getter.
+    const headers = req.headers;
+    const requestId = this.ids.for(headers['x-request-id'] as string | undefined);
     const target = this.targets.target(req.url ?? '');
-    const ctx: ResponseContext = {
+    const route = target?.match.route ?? 'unmatched';
+    const trace: Trace = {
       requestId,
       head: req.method === 'HEAD',
       successorLink: target?.successorLink ?? null,
       memo: this.responses,
-    };
-    const trace: Trace = {
       started,
-      ctx,
-      route: target?.match.route ?? 'unmatched',
+      route,
       workspace: undefined,
       lookup: undefined,
       span: null,
     };
-    if (this.tracer !== null) trace.span = this.startSpan(this.tracer, req, trace.route);
+    if (this.tracer !== null) trace.span = this.startSpan(this.tracer, req, route);
     try {
       const { config } = this.deps.settings();
       // The workspace comes first: a request for no workspace is not this API's at all.
@@ -150,15 +152,15 @@ export class PublicHandler {
       // leaves its bytes (a smuggled request, a bad chunk, a slow dribble) on the connection
       // (RFC 9112 §11.2). Refused at once, and the connection closed rather than drained.
       if (
-        req.headers['transfer-encoding'] !== undefined ||
-        (req.headers['content-length'] ?? '0') !== '0'
+        headers['transfer-encoding'] !== undefined ||
+        (headers['content-length'] ?? '0') !== '0'
       ) {
         this.closing.add(req.socket);
         throw new GatewayError('BAD_REQUEST', 'GET and HEAD requests carry no content', {
           headers: { Connection: 'close' },
         });
       }
-      if (!this.accepts.acceptsJson(req.headers.accept)) throw new GatewayError('NOT_ACCEPTABLE');
+      if (!this.accepts.acceptsJson(headers.accept)) throw new GatewayError('NOT_ACCEPTABLE');
       let key: ResourceKey;
       let page: PageRequest | null = null;
       if (match.route === 'list') {
@@ -169,7 +171,7 @@ export class PublicHandler {
         if (target.recording === undefined) throw new GatewayError('RECORDING_NOT_FOUND');
         key = target.recording;
       }
-      const apiKey = req.headers['x-api-key'];
+      const apiKey = headers['x-api-key'];
       if (apiKey === undefined || apiKey === '') throw new GatewayError('MISSING_KEY');
       const now = this.deps.clock.now();
       const keyHash =
@@ -202,7 +204,7 @@ export class PublicHandler {
           // Recorded only for a hit: a miss here is looked up again (and recorded) by serve().
           trace.span?.child('cache.l1 lookup', SpanKind.INTERNAL, L1_HIT, l1Started).end();
           this.observeUrls(entry, now);
-          this.finish(req, trace, writeEntry(req, res, entry, 'hit', now, ctx), 'hit');
+          this.finish(req, trace, writeEntry(headers, res, entry, 'hit', now, trace), 'hit');
           return;
         }
       }
@@ -258,7 +260,7 @@ export class PublicHandler {
       }
       const now = this.deps.clock.now();
       this.observeUrls(served.entry, now);
-      const status = writeEntry(req, res, served.entry, served.outcome, now, trace.ctx);
+      const status = writeEntry(req.headers, res, served.entry, served.outcome, now, trace);
       this.finish(req, trace, status, served.outcome);
     } catch (error) {
       this.fail(req, res, trace, error);
@@ -303,7 +305,7 @@ export class PublicHandler {
         ? error
         : new GatewayError('INTERNAL', undefined, { cause: error });
     if (!(error instanceof GatewayError))
-      this.deps.logger.error({ err: error, reqId: trace.ctx.requestId }, 'unexpected error');
+      this.deps.logger.error({ err: error, reqId: trace.requestId }, 'unexpected error');
     if (res.headersSent || res.destroyed) {
       // Too late for an error answer: the status already sent, or none for a client that left.
       const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
@@ -311,7 +313,7 @@ export class PublicHandler {
       this.finish(req, trace, status, 'none', gatewayError.code);
       return;
     }
-    this.finish(req, trace, writeError(res, gatewayError, trace.ctx), 'none', gatewayError.code);
+    this.finish(req, trace, writeError(res, gatewayError, trace), 'none', gatewayError.code);
   }
 
   /** The request's one log line and its metrics, from its answer and its cache status. */
@@ -335,7 +337,7 @@ export class PublicHandler {
       this.statusMetrics.record(trace.lookup.resource, trace.lookup.status);
     if (this.requestLog.enabled)
       this.requestLog.write({
-        reqId: trace.ctx.requestId,
+        reqId: trace.requestId,
         workspace: trace.workspace,
         route: trace.route,
         method: req.method,
@@ -353,7 +355,7 @@ export class PublicHandler {
     if (trace.span?.recording === true) {
       trace.span.end(status, {
         'recgw.cache': cache,
-        'recgw.request_id': trace.ctx.requestId,
+        'recgw.request_id': trace.requestId,
         ...(trace.workspace === undefined ? {} : { 'recgw.workspace': trace.workspace }),
         ...(code === undefined ? {} : { 'error.type': code }),
       });

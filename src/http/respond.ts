@@ -2,7 +2,7 @@
  * Writes answers. A cached answer is stored bytes plus headers assembled from precomputed
  * strings and a few integers: no JSON work, no header object, one writeHead call.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { variantEtag, type CacheEntry } from '../cache/entry.js';
 import type { Outcome } from '../cache/lookup.js';
 import { errorBody, type GatewayError } from '../errors.js';
@@ -65,7 +65,7 @@ export class ResponseMemo {
  * comparison), Cache-Control, Age (RFC 9111 §5.1) and Cache-Status (RFC 9211).
  */
 export function writeEntry(
-  req: IncomingMessage,
+  requestHeaders: IncomingHttpHeaders,
   res: ServerResponse,
   entry: CacheEntry,
   outcome: Outcome,
@@ -73,7 +73,7 @@ export function writeEntry(
   ctx: ResponseContext,
 ): number {
   const coding = ctx.memo.codings.choose(
-    req.headers['accept-encoding'],
+    requestHeaders['accept-encoding'],
     entry.br !== null,
     entry.gzip !== null,
   );
@@ -103,7 +103,7 @@ export function writeEntry(
   ];
   if (coding !== 'identity') headers.push('Content-Encoding', coding);
   if (ctx.successorLink !== null) headers.push('Deprecation', 'true', 'Link', ctx.successorLink);
-  const inm = req.headers['if-none-match'];
+  const inm = requestHeaders['if-none-match'];
   if (inm !== undefined && entry.status === 200 && noneMatchHolds(inm, entry)) {
     res.writeHead(304, headers);
     res.end();

@@ -1,7 +1,7 @@
 // writeEntry's conditional and header rules: If-None-Match (RFC 9110 §13.1.2) against every
 // encoding's ETag, 404 entries, HEAD, Age (RFC 9111 §5.1) and Cache-Control.
 import t from 'tap';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { CacheEntry } from '../../../src/cache/entry.js';
 import { withVariantTags } from '../../helpers/redis-tier.js';
 import type { Outcome } from '../../../src/cache/lookup.js';
@@ -49,7 +49,6 @@ function write(
   options: { outcome?: Outcome; head?: boolean } = {},
 ): Written {
   const written: Omit<Written, 'returned'> = { status: 0, headers: {}, body: undefined };
-  const req = { headers: requestHeaders } as unknown as IncomingMessage;
   const res = {
     writeHead(status: number, headers: string[]) {
       written.status = status;
@@ -62,7 +61,7 @@ function write(
       return res;
     },
   } as unknown as ServerResponse;
-  const returned = writeEntry(req, res, stored, options.outcome ?? 'hit', NOW, {
+  const returned = writeEntry(requestHeaders, res, stored, options.outcome ?? 'hit', NOW, {
     requestId: 'req-1',
     head: options.head ?? false,
     successorLink: null,
