@@ -31,7 +31,12 @@ const MEMO_LIMIT = 1024;
 export class HostMemo {
   // Clients send the same few Host values over and over.
   #suffix = '';
-  #verdicts = new BoundedMemo<HostVerdict>((value) => judgeHost(value, ''), MEMO_LIMIT);
+  #verdicts = new BoundedMemo<HostVerdict>(
+    (value) => judgeHost(value, ''),
+    MEMO_LIMIT,
+    MAX_HOST_LENGTH,
+    true,
+  );
 
   /** As {@link workspaceFromHost}, with verdicts remembered. */
   workspace(rawHeaders: readonly string[], options: HostOptions): WorkspaceId {
@@ -42,7 +47,12 @@ export class HostMemo {
   verdictFor(value: string, hostSuffix: string): HostVerdict {
     if (this.#suffix !== hostSuffix) {
       this.#suffix = hostSuffix;
-      this.#verdicts = new BoundedMemo((host) => judgeHost(host, hostSuffix), MEMO_LIMIT);
+      this.#verdicts = new BoundedMemo(
+        (host) => judgeHost(host, hostSuffix),
+        MEMO_LIMIT,
+        MAX_HOST_LENGTH,
+        true,
+      );
     }
     return this.#verdicts.get(value);
   }

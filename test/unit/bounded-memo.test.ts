@@ -30,3 +30,26 @@ void t.test('remembers answers, oldest out first, long keys never', (t) => {
   );
   t.end();
 });
+
+void t.test('with repeats: the last key answers first, and every answer stays right', (t) => {
+  const computed: string[] = [];
+  const memo = new BoundedMemo(
+    (key) => {
+      computed.push(key);
+      return `${key}!`;
+    },
+    1,
+    5,
+    true,
+  );
+  // Keys of one length, so only their characters tell them apart.
+  for (const key of ['ab', 'ab', 'ba', 'ab', 'ba', 'ba', 'ab'])
+    t.equal(memo.get(key), `${key}!`, `answer for ${key}`);
+  // The map holds one key: 'ab' was dropped for 'ba', so it is computed again when it returns.
+  t.same(computed, ['ab', 'ba', 'ab', 'ba', 'ab'], 'a repeat is never computed again');
+  memo.get('longkey');
+  memo.get('longkey');
+  t.same(computed.slice(5), ['longkey', 'longkey'], 'a key over maxKeyLength is not kept aside');
+  t.equal(memo.get('ba'), 'ba!');
+  t.end();
+});
