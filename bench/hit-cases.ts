@@ -347,12 +347,12 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
       );
     }
     const of = (role: LongRole): Compared => summaries.get(role)!;
-    const [ceiling, warnGw, framework] = [of('ceiling'), of('warnGw'), of('framework')];
-    const [control, frameworkLogging, infoGw] = [
-      of('control'),
-      of('frameworkLogging'),
-      of('infoGw'),
-    ];
+    const ceiling = of('ceiling');
+    const warnGw = of('warnGw');
+    const framework = of('framework');
+    const control = of('control');
+    const frameworkLogging = of('frameworkLogging');
+    const infoGw = of('infoGw');
     result.rows.push(
       rowOf(framework),
       rowOf(control, framework),

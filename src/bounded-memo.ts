@@ -12,15 +12,24 @@
  */
 export class BoundedMemo<V> {
   private readonly map = new Map<string, V>();
+  private readonly maxKeyLength: number;
+  private readonly repeats: boolean;
   #lastKey: string | undefined;
   #lastValue: V | undefined;
 
   constructor(
     private readonly compute: (key: string) => V,
     private readonly limit: number,
-    private readonly maxKeyLength = Number.POSITIVE_INFINITY,
-    private readonly repeats = false,
-  ) {}
+    options: {
+      /** Longer keys are computed every time and never remembered. */
+      readonly maxKeyLength?: number;
+      /** Compare with the last key first (see above). */
+      readonly repeats?: boolean;
+    } = {},
+  ) {
+    this.maxKeyLength = options.maxKeyLength ?? Number.POSITIVE_INFINITY;
+    this.repeats = options.repeats ?? false;
+  }
 
   /** The remembered answer for `key`, else computed (and remembered when the key is short enough). */
   get(key: string): V {

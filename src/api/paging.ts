@@ -83,7 +83,7 @@ export class ListQueryMemo {
           return Object.freeze({ page, key: listKey(page.pageNumber, page.pageSize) });
         },
         MEMO_LIMIT,
-        MEMO_MAX_QUERY,
+        { maxKeyLength: MEMO_MAX_QUERY },
       );
     }
     return this.#memo.get(query);

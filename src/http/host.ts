@@ -27,16 +27,19 @@ const MAX_PORT = 65535;
 
 const MEMO_LIMIT = 1024;
 
+/** Verdicts for one hostSuffix: hosts over the RFC's length are refused unremembered. */
+function verdictMemo(hostSuffix: string): BoundedMemo<HostVerdict> {
+  return new BoundedMemo((host) => judgeHost(host, hostSuffix), MEMO_LIMIT, {
+    maxKeyLength: MAX_HOST_LENGTH,
+    repeats: true,
+  });
+}
+
 /** Host verdicts remembered per hostSuffix (a reload may change it); one per app, so apps share no state. */
 export class HostMemo {
   // Clients send the same few Host values over and over.
   #suffix = '';
-  #verdicts = new BoundedMemo<HostVerdict>(
-    (value) => judgeHost(value, ''),
-    MEMO_LIMIT,
-    MAX_HOST_LENGTH,
-    true,
-  );
+  #verdicts = verdictMemo('');
 
   /** As {@link workspaceFromHost}, with verdicts remembered. */
   workspace(rawHeaders: readonly string[], options: HostOptions): WorkspaceId {
@@ -47,12 +50,7 @@ export class HostMemo {
   verdictFor(value: string, hostSuffix: string): HostVerdict {
     if (this.#suffix !== hostSuffix) {
       this.#suffix = hostSuffix;
-      this.#verdicts = new BoundedMemo(
-        (host) => judgeHost(host, hostSuffix),
-        MEMO_LIMIT,
-        MAX_HOST_LENGTH,
-        true,
-      );
+      this.#verdicts = verdictMemo(hostSuffix);
     }
     return this.#verdicts.get(value);
   }

@@ -48,7 +48,9 @@ const MEMO_MAX_TARGET = 512;
 
 /** requestTarget with answers remembered; one per app, so apps share no state. */
 export class RequestTargetMemo {
-  readonly #memo = new BoundedMemo(requestTarget, MEMO_LIMIT, MEMO_MAX_TARGET);
+  readonly #memo = new BoundedMemo(requestTarget, MEMO_LIMIT, {
+    maxKeyLength: MEMO_MAX_TARGET,
+  });
 
   /** As {@link requestTarget}. */
   target(url: string): RequestTarget | null {
