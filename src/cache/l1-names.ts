@@ -28,6 +28,11 @@ export class L1Names {
 
   constructor(private readonly limit = DEFAULT_LIMIT) {}
 
+  /** Names held now (at most the limit). */
+  get size(): number {
+    return this.#held;
+  }
+
   /** l1Key(workspace, generation, key): the same string, the same object while it is remembered. */
   of(workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
     let byWorkspace = this.#byGeneration.get(generation);

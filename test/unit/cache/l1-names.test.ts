@@ -54,6 +54,7 @@ void t.test('past its limit it forgets, and every name is still right', (t) => {
         const key = listKey(n + 1, 30);
         const workspace = n % 2 === 0 ? acme : globex;
         t.equal(names.of(workspace, generation, key), l1Key(workspace, generation, key));
+        t.ok(names.size <= 8, 'never more names held than the limit');
       }
   t.end();
 });
