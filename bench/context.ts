@@ -24,7 +24,7 @@ export interface BenchSettings {
   cpuProfDir: string | null;
   /** Fixed-request load generator: wrk when installed, unless BENCH_LOAD=autocannon. */
   load: 'wrk' | 'autocannon';
-  /** l1-hit-long: seconds per run (BENCH_LONG_DURATION, default 10) and rounds (BENCH_LONG_ROUNDS, default 5). */
+  /** l1-hit-long: seconds per run (BENCH_LONG_DURATION, default 10) and rounds (BENCH_LONG_ROUNDS, default 6: even, so each order runs equally often). */
   long: { durationSec: number; rounds: number };
 }
 
@@ -44,7 +44,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): BenchSettings {
     load: hasWrk && env['BENCH_LOAD'] !== 'autocannon' ? 'wrk' : 'autocannon',
     long: {
       durationSec: num('BENCH_LONG_DURATION', 10),
-      rounds: Math.round(num('BENCH_LONG_ROUNDS', 5)),
+      rounds: Math.round(num('BENCH_LONG_ROUNDS', 6)),
     },
   };
 }
@@ -153,7 +153,10 @@ export async function compare(
       durationSec,
       tool: settings.load,
     });
-  for (const variant of variants) await load(variant, settings.warmupSec);
+  // Warmed in the first round's order (as a caller starting its servers each round starts them):
+  // where a process stands in that order moves its rate (hit-cases.ts, longHitCase).
+  for (const i of roundOrder(variants.length, firstRound))
+    await load(variants[i]!, settings.warmupSec);
   const runs = variants.map(() => [] as LoadResult[]);
   const cpu = variants.map(() => [] as number[]);
   for (let round = 0; round < settings.rounds; round++) {

@@ -20,6 +20,7 @@ import {
   aheadBeyondSpread,
   aheadEveryRound,
   pairedRatios,
+  roundOrder,
   spreadOf,
   type PairedRatios,
 } from './paired-stats.js';
@@ -208,7 +209,7 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
   return result;
 }
 
-/** The longer comparison: wrk `-t1 -c64`, five interleaved rounds of 10 s (BENCH_LONG_DURATION / _ROUNDS override). */
+/** The longer comparison: wrk `-t1 -c64`, six interleaved rounds of 10 s (BENCH_LONG_DURATION / _ROUNDS override). */
 function longSettings(h: Harness): BenchSettings {
   return { ...h.settings, connections: 64, ...h.settings.long };
 }
@@ -292,7 +293,13 @@ type LongRole = (typeof LONG_VARIANTS)[number]['role'];
  * far two identical servers land apart in a paired round is the run-to-run spread of this host,
  * measured rather than assumed. Two targets: ahead in every round (each round's runs paired), and
  * ahead by more than that spread (the median paired ratio beyond the control's widest). The order
- * of the variants is reversed every other round, so neighbours swap places.
+ * of the variants is reversed every other round, so neighbours swap places, and the servers are
+ * started and warmed in that order too. Where a process stands in its round's start order moves
+ * its rate: six identical Fastify processes started in one fixed order, over four rounds, put
+ * the fifth and sixth below the third in seven rounds of eight on each path (median 0.86×).
+ * With the start order reversed every other round, the sign followed the order on the list page
+ * (below in even rounds, above in odd ones, eight of eight) and in five of eight on the
+ * recording. So an even number of rounds: each order runs as often as the other.
  */
 export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResult> {
   const settings = longSettings(h);
@@ -316,8 +323,11 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
   // Per path and variant, one measured run a round.
   const rounds: Compared[][][] = paths.map(() => []);
   for (let round = 0; round < settings.rounds; round++) {
+    // Started in the round's own order, as they are warmed and loaded (see above): no variant
+    // holds the same place in the start order every round.
     const servers: ReferenceHandle[] = [];
-    for (const variant of LONG_VARIANTS) servers.push(await variant.start(start));
+    for (const i of roundOrder(LONG_VARIANTS.length, round))
+      servers[i] = await LONG_VARIANTS[i]!.start(start);
     for (const [p, { label, path }] of paths.entries()) {
       const variants = LONG_VARIANTS.map(({ name }, i) => ({
         label: `${label}: ${name}`,
@@ -400,7 +410,7 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
     }
   }
   result.notes = [
-    `wrk -t1 -c${settings.connections}, ${settings.rounds} rounds of ${settings.durationSec} s after a ${settings.warmupSec} s warm-up each, every server started afresh for each round and the order of the variants reversed every other round; server and load generator pinned to separate cores.`,
+    `wrk -t1 -c${settings.connections}, ${settings.rounds} rounds of ${settings.durationSec} s after a ${settings.warmupSec} s warm-up each, every server started afresh for each round, and the order the variants are started, warmed and loaded in reversed every other round; server and load generator pinned to separate cores.`,
     'Each gateway is checked against the Fastify doing the same logging work: the gateway at log level warn (no request log) against Fastify + lru-cache without one, as the target is set; the gateway at its default info level against Fastify with `logger: true` (pino, two lines per request, to /dev/null).',
     ...notes,
   ];
