@@ -95,6 +95,8 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
     if (quiet !== undefined) await warmAndRecord(quiet.port, path, headers);
   }
   const before = await gateway.stats();
+  // Each server is started once, in this one order, and a process's place in the start order
+  // moves its rate (longHitCase): these ratios lean with it, which the long case cancels.
   const ceiling = await h.ceiling(answers);
   const fastify = tier === 'l1' ? await h.fastify(answers) : undefined;
   const fastifyLogging = tier === 'l1' ? await h.fastify(answers, true) : undefined;
