@@ -85,6 +85,9 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
             redis: { url: await h.redisUrl(), keyPrefix: `bench${Date.now()}` },
           },
         };
+  // Each server is started once, in this one order (the gateways first, Fastify after the
+  // ceiling), and a process's place in the start order moves its rate (longHitCase): these
+  // ratios lean with it, which the long case cancels.
   const gateway = await h.gateway(config);
   const quiet = tier === 'l1' ? await h.gateway({ ...base, log: { level: 'warn' } }) : undefined;
   const headers = clientHeaders(sim);
@@ -95,8 +98,6 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
     if (quiet !== undefined) await warmAndRecord(quiet.port, path, headers);
   }
   const before = await gateway.stats();
-  // Each server is started once, in this one order, and a process's place in the start order
-  // moves its rate (longHitCase): these ratios lean with it, which the long case cancels.
   const ceiling = await h.ceiling(answers);
   const fastify = tier === 'l1' ? await h.fastify(answers) : undefined;
   const fastifyLogging = tier === 'l1' ? await h.fastify(answers, true) : undefined;
