@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import type { RecordedAnswer } from './ceiling-process.js';
 import { hammer, median, type LoadResult } from './load.js';
-import { roundOrder } from './paired-stats.js';
+import { evenRounds, roundOrder } from './paired-stats.js';
 import { hasWrk } from './wrk.js';
 
 /** Run settings; every one can be set by environment variable. */
@@ -24,7 +24,7 @@ export interface BenchSettings {
   cpuProfDir: string | null;
   /** Fixed-request load generator: wrk when installed, unless BENCH_LOAD=autocannon. */
   load: 'wrk' | 'autocannon';
-  /** l1-hit-long: seconds per run (BENCH_LONG_DURATION, default 10) and rounds (BENCH_LONG_ROUNDS, default 6: even, so each order runs equally often). */
+  /** l1-hit-long: seconds per run (BENCH_LONG_DURATION, default 10) and rounds (BENCH_LONG_ROUNDS, default 6; an odd count is rounded up, so each order runs equally often). */
   long: { durationSec: number; rounds: number };
 }
 
@@ -44,7 +44,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): BenchSettings {
     load: hasWrk && env['BENCH_LOAD'] !== 'autocannon' ? 'wrk' : 'autocannon',
     long: {
       durationSec: num('BENCH_LONG_DURATION', 10),
-      rounds: Math.round(num('BENCH_LONG_ROUNDS', 6)),
+      rounds: evenRounds(Math.round(num('BENCH_LONG_ROUNDS', 6))),
     },
   };
 }

@@ -26,6 +26,15 @@ export function roundOrder(count: number, round: number): number[] {
   return round % 2 === 0 ? order : order.reverse();
 }
 
+/**
+ * How many rounds to run when `requested` were asked for: the next even number. Where a server
+ * stands in its round's start order moves its rate (see the long hit case), and {@link roundOrder}
+ * only balances that over pairs of rounds, so an odd count would give one order an extra round.
+ */
+export function evenRounds(requested: number): number {
+  return Math.max(2, Math.ceil(requested / 2) * 2);
+}
+
 /** One ratio per round, of two series measured one after the other in each round. */
 export function pairedRatios(a: readonly number[], b: readonly number[]): number[] {
   if (a.length !== b.length) throw new RangeError(`paired series of ${a.length} and ${b.length}`);

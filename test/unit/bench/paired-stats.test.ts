@@ -1,6 +1,7 @@
 // The bench's verdicts on a noisy host: the round order, paired ratios, the control's spread, and
 // the two "ahead" rules the L1-hit targets use.
 import t from 'tap';
+import { settingsFromEnv } from '../../../bench/context.js';
 import {
   aheadBeyondSpread,
   aheadEveryRound,
@@ -23,6 +24,26 @@ void t.test('variants run forwards, then backwards: neighbours swap places every
   }
   t.end();
 });
+
+void t.test(
+  'the long case runs each start order equally often, whatever count is asked for',
+  (t) => {
+    const variants = 6;
+    for (let asked = 1; asked <= 9; asked++) {
+      const { rounds } = settingsFromEnv({ BENCH_LONG_ROUNDS: String(asked) }).long;
+      t.ok(rounds >= asked, `${asked} asked, ${rounds} run`);
+      // Every variant's mean place in the start order is the middle: no server starts late more often.
+      for (let v = 0; v < variants; v++) {
+        let places = 0;
+        for (let round = 0; round < rounds; round++)
+          places += roundOrder(variants, round).indexOf(v);
+        t.equal(places / rounds, (variants - 1) / 2, `${asked} asked: variant ${v}'s mean place`);
+      }
+    }
+    t.equal(settingsFromEnv({}).long.rounds, 6, 'six rounds by default');
+    t.end();
+  },
+);
 
 void t.test('paired ratios divide round by round, and refuse series of different lengths', (t) => {
   t.same(pairedRatios([10, 30], [5, 10]), [2, 3]);
