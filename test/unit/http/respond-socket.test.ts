@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import type { CacheEntry } from '../../../src/cache/entry.js';
 import { ONE_WRITE_LIMIT, ResponseMemo, writeEntry } from '../../../src/http/respond.js';
-import { withVariantTags } from '../../helpers/redis-tier.js';
+import { makeEntry } from '../../helpers/redis-tier.js';
 
 /** `length` bytes running through all 256 values, cut from a larger buffer as the L1 arena does. */
 function bytes(length: number): Buffer {
@@ -17,23 +17,7 @@ function bytes(length: number): Buffer {
 }
 
 function entry(body: Buffer, gzip: Buffer | null = null): CacheEntry {
-  const now = Date.now();
-  return withVariantTags({
-    kind: 'entry',
-    status: 200,
-    body,
-    gzip,
-    br: null,
-    etag: '"e1"',
-    storedAt: now,
-    freshUntil: now + 60_000,
-    staleUntil: now + 600_000,
-    urlDeadline: Infinity,
-    urlExpiry: Infinity,
-    resignAt: Infinity,
-    recordingId: null,
-    linkId: null,
-  });
+  return makeEntry({ body, gzip, etag: '"e1"', recordingId: null, linkId: null });
 }
 
 const SIZES = [
