@@ -2,12 +2,12 @@
  * Bench child: the ceiling. A bare node:http server answering each path with the bytes the
  * gateway sent for it (same status, same header names and values, same body), precomputed:
  * the most a Node server can do for these responses. It hands node its bodies the way the
- * gateway does (a latin1 string up to ONE_WRITE_LIMIT, so head and body go out in one write),
- * decoded once rather than per request, so it stays the upper bound.
+ * gateway does (bodyForNode: small ones as latin1 text, so head and body go out in one write),
+ * converted once rather than per request, so it stays the upper bound.
  */
 import { createServer, type OutgoingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ONE_WRITE_LIMIT } from '../src/http/respond.js';
+import { bodyForNode } from '../src/http/respond.js';
 import { cpuMicros, serveCommands } from './pinned-child.js';
 
 /** One recorded gateway answer. */
@@ -23,7 +23,7 @@ export interface RecordedAnswer {
 interface Canned {
   status: number;
   headers: string[];
-  /** The body as node is handed it: latin1 text up to ONE_WRITE_LIMIT bytes, else the bytes. */
+  /** The body as node is handed it (bodyForNode). */
   body: Buffer | string;
 }
 
@@ -41,22 +41,19 @@ serveCommands({
     busyMicros: number;
   }): Promise<{ port: number }> {
     const canned = new Map<string, Canned>();
-    for (const answer of answers) {
-      const body = Buffer.from(answer.body, 'base64');
+    for (const answer of answers)
       canned.set(answer.path, {
         status: answer.status,
         headers: answer.headers.flat(),
-        body: body.length <= ONE_WRITE_LIMIT ? body.toString('latin1') : body,
+        body: bodyForNode(Buffer.from(answer.body, 'base64')),
       });
-    }
     const first = canned.values().next().value as Canned;
     const busyMs = busyMicros / 1000;
     const server = createServer((req, res) => {
       if (busyMs > 0) for (const until = performance.now() + busyMs; performance.now() < until;);
       const answer = canned.get(req.url ?? '') ?? first;
       res.writeHead(answer.status, answer.headers as unknown as OutgoingHttpHeaders);
-      if (typeof answer.body === 'string') res.end(answer.body, 'latin1');
-      else res.end(answer.body);
+      res.end(answer.body, 'latin1');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return { port: (server.address() as AddressInfo).port };

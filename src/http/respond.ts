@@ -13,16 +13,26 @@ const NO_STORE = 'no-store';
 
 /**
  * Bodies up to this many bytes are handed to node as latin1 text, larger ones as the stored
- * Buffer. node's `end` joins a string body to the head and writes both in one call; a Buffer body
- * goes out as a second chunk behind the head, through cork, a chunk list and writev, which cost a
- * recording hit 2,000-3,000 more instructions than decoding its body and writing once (callgrind;
- * README, Performance). Larger bodies keep the Buffer: the decode, and node's copy into a heap
- * buffer once head and body outgrow its 16 KiB stack buffer, grow with the body; the saving does
- * not. Latin1 maps each byte to one character and back, so the bytes sent are the stored bytes,
- * whatever they are (UTF-8, gzip, brotli). Half that buffer, so a head of any size we send fits
- * beside the body.
+ * Buffer (see {@link bodyForNode}). node's `end` joins a string body to the head and writes both
+ * in one call; a Buffer body goes out as a second chunk behind the head, through cork, a chunk
+ * list and writev, which cost a recording hit 2,000-3,000 more instructions than decoding its
+ * body and writing once (callgrind; README, Performance). Larger bodies keep the Buffer: the
+ * decode, and node's copy into a heap buffer once head and body outgrow its 16 KiB stack buffer,
+ * grow with the body; the saving does not. Half that buffer, so that our heads (a few hundred
+ * bytes) fit beside the body.
  */
 export const ONE_WRITE_LIMIT = 8 * 1024;
+
+/**
+ * A stored body in the form node is handed it: latin1 text up to {@link ONE_WRITE_LIMIT} bytes,
+ * else the Buffer itself; pass it to `end` with the 'latin1' encoding (a Buffer ignores it).
+ * Latin1 maps each byte to one character and back, so the bytes sent are the stored bytes,
+ * whatever they are (UTF-8, gzip, brotli). Decoded per request rather than kept with the entry:
+ * the L1 holds one copy of each body, its bytes.
+ */
+export function bodyForNode(body: Buffer): Buffer | string {
+  return body.length <= ONE_WRITE_LIMIT ? body.toString('latin1') : body;
+}
 
 /** Per-request facts the headers need besides the entry. */
 export interface ResponseContext {
@@ -125,8 +135,7 @@ export function writeEntry(
   headers.push('Content-Length', String(body.length));
   res.writeHead(entry.status, headers);
   if (ctx.head) res.end();
-  else if (body.length <= ONE_WRITE_LIMIT) res.end(body.toString('latin1'), 'latin1');
-  else res.end(body);
+  else res.end(bodyForNode(body), 'latin1');
   return entry.status;
 }
 

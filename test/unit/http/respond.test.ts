@@ -5,7 +5,12 @@ import type { ServerResponse } from 'node:http';
 import type { CacheEntry } from '../../../src/cache/entry.js';
 import { withVariantTags } from '../../helpers/redis-tier.js';
 import type { Outcome } from '../../../src/cache/lookup.js';
-import { ResponseMemo, writeEntry } from '../../../src/http/respond.js';
+import {
+  bodyForNode,
+  ONE_WRITE_LIMIT,
+  ResponseMemo,
+  writeEntry,
+} from '../../../src/http/respond.js';
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
 const IDENTITY = Buffer.from('{"recordings":[]}');
@@ -34,12 +39,16 @@ function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
   return withVariantTags(entry);
 }
 
-/** What writeEntry sent: the status, headers by lower-case name, and the body (undefined for none). */
+/**
+ * What writeEntry sent: the status, headers by lower-case name, the body (undefined for none),
+ * and the form node was handed it in.
+ */
 interface Written {
   returned: number;
   status: number;
   headers: Record<string, string>;
   body: Buffer | undefined;
+  form: 'text' | 'buffer' | undefined;
 }
 
 /** Calls writeEntry with the fields of a request and a response it reads (writeHead with a flat array, then end). */
@@ -48,7 +57,12 @@ function write(
   requestHeaders: Record<string, string> = {},
   options: { outcome?: Outcome; head?: boolean } = {},
 ): Written {
-  const written: Omit<Written, 'returned'> = { status: 0, headers: {}, body: undefined };
+  const written: Omit<Written, 'returned'> = {
+    status: 0,
+    headers: {},
+    body: undefined,
+    form: undefined,
+  };
   const res = {
     writeHead(status: number, headers: string[]) {
       written.status = status;
@@ -59,6 +73,7 @@ function write(
     // A small body comes as a latin1 string (one write with the head), a large one as the Buffer.
     end(body?: Buffer | string, encoding?: BufferEncoding) {
       written.body = typeof body === 'string' ? Buffer.from(body, encoding) : body;
+      written.form = body === undefined ? undefined : typeof body === 'string' ? 'text' : 'buffer';
       return res;
     },
   } as unknown as ServerResponse;
@@ -70,6 +85,24 @@ function write(
   });
   return { returned, ...written };
 }
+
+void t.test(
+  'a small body goes to node as text of its bytes (one write), a large one as itself',
+  (t) => {
+    const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const text = bodyForNode(every);
+    t.equal(typeof text, 'string');
+    t.ok(Buffer.from(text as string, 'latin1').equals(every), 'every byte value survives');
+    t.equal(typeof bodyForNode(Buffer.alloc(ONE_WRITE_LIMIT)), 'string', 'up to the limit');
+    const large = Buffer.alloc(ONE_WRITE_LIMIT + 1);
+    t.equal(bodyForNode(large), large, 'past the limit: the stored Buffer itself');
+    t.equal(write(entry()).form, 'text', 'writeEntry hands node the small body as text');
+    const big = write(entry({ body: large, gzip: null, br: null }));
+    t.equal(big.form, 'buffer', 'and the large one as the Buffer');
+    t.equal(big.body, large);
+    t.end();
+  },
+);
 
 void t.test('each encoding has its own ETag', (t) => {
   const identity = write(entry());
