@@ -16,7 +16,7 @@ export interface BenchSettings {
   warmupSec: number;
   /** Concurrent connections (BENCH_CONNECTIONS, default 50). */
   connections: number;
-  /** Measured runs per variant, alternating (BENCH_ROUNDS, default 2). */
+  /** Measured runs per variant, alternating (BENCH_ROUNDS, default 4; an odd count is rounded up, as for the long case). */
   rounds: number;
   /** Case names to run, comma-separated (BENCH_ONLY, default all). */
   only: readonly string[] | null;
@@ -38,7 +38,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): BenchSettings {
     durationSec: num('BENCH_DURATION', 3),
     warmupSec: num('BENCH_WARMUP', 2),
     connections: Math.round(num('BENCH_CONNECTIONS', 50)),
-    rounds: Math.round(num('BENCH_ROUNDS', 4)),
+    rounds: evenRounds(Math.round(num('BENCH_ROUNDS', 4))),
     only: env['BENCH_ONLY'] ? env['BENCH_ONLY'].split(',').map((s) => s.trim()) : null,
     cpuProfDir: env['BENCH_CPU_PROF'] ?? null,
     load: hasWrk && env['BENCH_LOAD'] !== 'autocannon' ? 'wrk' : 'autocannon',

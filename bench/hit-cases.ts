@@ -1,26 +1,32 @@
 /**
  * Throughput cases: a cache hit served by the gateway next to the ceiling answering the same
- * bytes (L1 and L2), and a re-signing workload next to an unsigned one.
+ * bytes (L1 and L2) and next to Fastify + lru-cache, each on fresh processes every round
+ * (fresh-rounds.ts); and a re-signing workload next to an unsigned one.
  */
 import {
   compare,
   recordAnswer,
   round,
   rowOf,
-  summarize,
   type BenchSettings,
   type CaseResult,
   type Compared,
-  type Variant,
 } from './context.js';
 import type { RecordedAnswer } from './ceiling-process.js';
-import type { Harness, ReferenceHandle, SimHandle } from './harness.js';
+import {
+  freshRounds,
+  type RoundPath,
+  type RoundServer,
+  type RoundStart,
+  type RoundVariant,
+} from './fresh-rounds.js';
+import type { GatewayStats } from './gateway-process.js';
+import type { Harness, SimHandle } from './harness.js';
 import { median } from './load.js';
 import {
   aheadBeyondSpread,
   aheadEveryRound,
   pairedRatios,
-  roundOrder,
   spreadOf,
   type PairedRatios,
 } from './paired-stats.js';
@@ -65,13 +71,100 @@ async function warmAndRecord(
   return answer;
 }
 
+/** Records the answers the references replay, from a gateway started for that alone and warmed on every path. */
+async function recordAnswers(
+  h: Harness,
+  config: Record<string, unknown>,
+  paths: readonly RoundPath[],
+  headers: Record<string, string>,
+): Promise<RecordedAnswer[]> {
+  const recorder = await h.gateway(config);
+  const answers = [];
+  for (const { path } of paths) answers.push(await warmAndRecord(recorder.port, path, headers));
+  await h.release();
+  return answers;
+}
+
 /**
- * L1 (or L2) hit vs the ceiling, for both paths. `tier` picks the config: L2 runs with an L1
- * too small to hold any entry, so every request reads Redis. L1 adds three more: a gateway
- * logging at warn, to show what the info request log costs; the ceiling with BUSY_MICROS of
- * work per request; and Fastify + lru-cache answering the same bytes (fastify-process.ts), without
- * and with its own request log: the framework figures the gateway at warn and at info are to be
- * ahead of.
+ * What the rounds start from: the recorded answers, and gateways with `base` plus overrides,
+ * warmed on every path (their misses made), with their counters read once warm.
+ */
+function roundStart(
+  h: Harness,
+  answers: RecordedAnswer[],
+  base: Record<string, unknown>,
+  paths: readonly RoundPath[],
+  headers: Record<string, string>,
+): RoundStart {
+  return {
+    h,
+    answers,
+    gateway: async (overrides) => {
+      const gateway = await h.gateway({ ...base, ...overrides });
+      for (const { path } of paths) await warmAndRecord(gateway.port, path, headers);
+      return { ...gateway, warmed: await gateway.stats() };
+    },
+  };
+}
+
+/** A gateway's counters over the measured runs: now less when it was warm. */
+async function countedSinceWarm(server: RoundServer | undefined): Promise<GatewayStats> {
+  if (server?.stats === undefined || server.warmed === undefined) throw new Error('not a gateway');
+  const now = await server.stats();
+  const delta = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
+    Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]));
+  return {
+    ...now,
+    lookups: delta(now.lookups, server.warmed.lookups),
+    upstream: delta(now.upstream, server.warmed.upstream),
+  };
+}
+
+/**
+ * The short L1 case's servers, in load order: each gateway next to the Fastify it is compared
+ * with (the ceiling first, the reference every ratio of the table is taken against). The ceiling
+ * with BUSY_MICROS of work per request shows what that much work costs; the gateway at warn shows
+ * what the info request log costs; Fastify + lru-cache answering the same bytes
+ * (fastify-process.ts), without and with its own request log, is the framework figure the
+ * gateway at warn and at info are to be ahead of.
+ */
+const SHORT_L1_VARIANTS = [
+  { role: 'ceiling', name: 'ceiling', start: (s: RoundStart) => s.h.ceiling(s.answers) },
+  {
+    role: 'busy',
+    name: `ceiling + ${BUSY_MICROS} µs busy per request`,
+    start: (s: RoundStart) => s.h.ceiling(s.answers, BUSY_MICROS),
+  },
+  {
+    role: 'warnGw',
+    name: 'gateway, log level warn',
+    start: (s: RoundStart) => s.gateway({ log: { level: 'warn' } }),
+  },
+  {
+    role: 'framework',
+    name: 'Fastify + lru-cache',
+    start: (s: RoundStart) => s.h.fastify(s.answers),
+  },
+  {
+    role: 'frameworkLogging',
+    name: 'Fastify + lru-cache, request log on (logger: true)',
+    start: (s: RoundStart) => s.h.fastify(s.answers, true),
+  },
+  { role: 'gateway', name: 'gateway', start: (s: RoundStart) => s.gateway({}) },
+] as const;
+
+/** The short L2 case's servers: the ceiling and a gateway whose every hit reads Redis. */
+const SHORT_L2_VARIANTS = [
+  { role: 'ceiling', name: 'ceiling', start: (s: RoundStart) => s.h.ceiling(s.answers) },
+  { role: 'gateway', name: 'gateway', start: (s: RoundStart) => s.gateway({}) },
+] as const;
+
+type ShortRole = (typeof SHORT_L1_VARIANTS)[number]['role'];
+
+/**
+ * L1 (or L2) hit vs the ceiling, for both paths, on fresh processes every round
+ * (fresh-rounds.ts). `tier` picks the config: L2 runs with an L1 too small to hold any entry, so
+ * every request reads Redis.
  */
 export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Promise<CaseResult> {
   const base = h.base(sim);
@@ -85,79 +178,39 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
             redis: { url: await h.redisUrl(), keyPrefix: `bench${Date.now()}` },
           },
         };
-  // Each server is started once, in this one order (the gateways first, Fastify after the
-  // ceiling), and a process's place in the start order moves its rate (longHitCase): these
-  // ratios lean with it, which the long case cancels.
-  const gateway = await h.gateway(config);
-  const quiet = tier === 'l1' ? await h.gateway({ ...base, log: { level: 'warn' } }) : undefined;
   const headers = clientHeaders(sim);
   const paths = hitPaths(sim);
-  const answers = [];
-  for (const { path } of paths) {
-    answers.push(await warmAndRecord(gateway.port, path, headers));
-    if (quiet !== undefined) await warmAndRecord(quiet.port, path, headers);
-  }
-  const before = await gateway.stats();
-  const ceiling = await h.ceiling(answers);
-  const fastify = tier === 'l1' ? await h.fastify(answers) : undefined;
-  const fastifyLogging = tier === 'l1' ? await h.fastify(answers, true) : undefined;
-  const busy = tier === 'l1' ? await h.ceiling(answers, BUSY_MICROS) : undefined;
+  const answers = await recordAnswers(h, config, paths, headers);
+  const variants: ReadonlyArray<RoundVariant<ShortRole>> =
+    tier === 'l1' ? SHORT_L1_VARIANTS : SHORT_L2_VARIANTS;
+  let upstreamCalls = 0;
+  let hits = 0;
+  let l1Entries = 0;
+  const results = await freshRounds(
+    h.settings,
+    roundStart(h, answers, config, paths, headers),
+    paths,
+    headers,
+    variants,
+    async (servers) => {
+      // Refreshes during the runs would put upstream fetches and compression on the server core.
+      const counted = await countedSinceWarm(servers.get('gateway'));
+      upstreamCalls += sum(counted.upstream);
+      hits += counted.lookups[`${tier}/hit`] ?? 0;
+      l1Entries = Math.max(l1Entries, counted.l1Entries);
+    },
+  );
   const result: CaseResult = { name: `${tier}-hit`, rows: [], checks: [] };
-  for (const { label, path } of paths) {
-    // Listed so each gateway sits next to the Fastify it is compared with (compare() alternates
-    // the order every round); the first is the ceiling every ratio is taken against.
-    const variants: Variant[] = [
-      { label: `${label}: ceiling`, port: ceiling.port, path, headers, cpu: ceiling.cpu },
-    ];
-    if (busy !== undefined)
-      variants.push({
-        label: `${label}: ceiling + ${BUSY_MICROS} µs busy per request`,
-        port: busy.port,
-        path,
-        headers,
-        cpu: busy.cpu,
-      });
-    if (quiet !== undefined)
-      variants.push({
-        label: `${label}: gateway, log level warn`,
-        port: quiet.port,
-        path,
-        headers,
-        cpu: quiet.cpu,
-      });
-    if (fastify !== undefined && fastifyLogging !== undefined)
-      variants.push(
-        {
-          label: `${label}: Fastify + lru-cache`,
-          port: fastify.port,
-          path,
-          headers,
-          cpu: fastify.cpu,
-        },
-        {
-          label: `${label}: Fastify + lru-cache, request log on (logger: true)`,
-          port: fastifyLogging.port,
-          path,
-          headers,
-          cpu: fastifyLogging.cpu,
-        },
-      );
-    variants.push({
-      label: `${label}: gateway`,
-      port: gateway.port,
-      path,
-      headers,
-      cpu: gateway.cpu,
-    });
-    const compared = await compare(h.settings, variants);
-    const byLabel = (suffix: string): Compared =>
-      compared.find((o) => o.label === `${label}: ${suffix}`)!;
-    const top = compared[0]!;
-    const gw = byLabel('gateway');
+  for (const [p, { label }] of paths.entries()) {
+    const of = (role: ShortRole): Compared | undefined => results[p]!.get(role);
+    const top = of('ceiling')!;
+    const gw = of('gateway')!;
     result.rows.push(
       rowOf(top),
       rowOf(gw, top),
-      ...compared.filter((o) => o !== top && o !== gw).map((o) => rowOf(o, top)),
+      ...variants
+        .filter(({ role }) => role !== 'ceiling' && role !== 'gateway')
+        .map(({ role }) => rowOf(of(role)!, top)),
     );
     const rpsRatio = gw.rps / top.rps;
     const p99Ratio = gw.p99 / top.p99;
@@ -174,8 +227,8 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
       });
       // Like for like: each gateway against the Fastify that does the same logging work.
       for (const [gateway, framework] of [
-        [byLabel('gateway, log level warn'), byLabel('Fastify + lru-cache')],
-        [gw, byLabel('Fastify + lru-cache, request log on (logger: true)')],
+        [of('warnGw')!, of('framework')!],
+        [gw, of('frameworkLogging')!],
       ] as const) {
         const ahead = gateway.rps / framework.rps;
         result.checks.push({
@@ -192,23 +245,14 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
       });
     }
   }
-  const stats = await gateway.stats();
-  // Refreshes during the runs would put upstream fetches and compression on the server core.
-  const upstreamCalls = sum(stats.upstream) - sum(before.upstream);
-  if (tier === 'l2') {
-    const l2Hits = stats.lookups['l2/hit'] ?? 0;
-    result.notes = [
-      `L2 hits counted by the gateway: ${l2Hits}; L1 items held: ${stats.l1Entries} (L1 bound 1 byte, so every request reads Redis); upstream calls during the runs: ${upstreamCalls}.`,
-    ];
-    if (stats.l1Entries !== 0)
-      throw new Error('L2 case: L1 held entries, so it did not measure L2');
-  } else {
-    const l1Hits = (stats.lookups['l1/hit'] ?? 0) - (before.lookups['l1/hit'] ?? 0);
-    result.notes = [
-      `L1 hits counted by the gateway (info logs) during the runs: ${l1Hits}; upstream calls: ${upstreamCalls}.`,
-    ];
-  }
-  await h.release();
+  if (tier === 'l2' && l1Entries !== 0)
+    throw new Error('L2 case: L1 held entries, so it did not measure L2');
+  result.notes = [
+    `${h.settings.rounds} rounds of ${h.settings.durationSec} s after a ${h.settings.warmupSec} s warm-up each, every server started afresh for each round, started, warmed and loaded in an order reversed every other round.`,
+    tier === 'l2'
+      ? `L2 hits counted by the gateway: ${hits}; L1 items held: ${l1Entries} (L1 bound 1 byte, so every request reads Redis); upstream calls during the runs: ${upstreamCalls}.`
+      : `L1 hits counted by the gateway (info logs) during the runs: ${hits}; upstream calls: ${upstreamCalls}.`,
+  ];
   return result;
 }
 
@@ -239,14 +283,6 @@ function paired(a: Compared, b: Compared): PairedRatios {
   };
 }
 
-/** What the long case starts each round: its reference answers and how to start a gateway. */
-interface LongStart {
-  readonly h: Harness;
-  readonly answers: RecordedAnswer[];
-  /** A gateway with these config overrides, warmed up on both paths (its misses made). */
-  readonly gateway: (config: Record<string, unknown>) => Promise<ReferenceHandle>;
-}
-
 /**
  * The variants of the long case and how each is started, in the order they are loaded: each next
  * to the one it is compared with.
@@ -255,29 +291,29 @@ const LONG_VARIANTS = [
   {
     role: 'ceiling',
     name: 'ceiling (bare node:http replaying the same bytes)',
-    start: (s: LongStart) => s.h.ceiling(s.answers),
+    start: (s: RoundStart) => s.h.ceiling(s.answers),
   },
   {
     role: 'warnGw',
     name: 'gateway, log level warn',
-    start: (s: LongStart) => s.gateway({ log: { level: 'warn' } }),
+    start: (s: RoundStart) => s.gateway({ log: { level: 'warn' } }),
   },
   {
     role: 'framework',
     name: 'Fastify + lru-cache',
-    start: (s: LongStart) => s.h.fastify(s.answers),
+    start: (s: RoundStart) => s.h.fastify(s.answers),
   },
   {
     role: 'control',
     name: 'Fastify + lru-cache, an identical second process (control)',
-    start: (s: LongStart) => s.h.fastify(s.answers),
+    start: (s: RoundStart) => s.h.fastify(s.answers),
   },
   {
     role: 'frameworkLogging',
     name: 'Fastify + lru-cache, request log on (logger: true)',
-    start: (s: LongStart) => s.h.fastify(s.answers, true),
+    start: (s: RoundStart) => s.h.fastify(s.answers, true),
   },
-  { role: 'infoGw', name: 'gateway', start: (s: LongStart) => s.gateway({}) },
+  { role: 'infoGw', name: 'gateway', start: (s: RoundStart) => s.gateway({}) },
 ] as const;
 
 type LongRole = (typeof LONG_VARIANTS)[number]['role'];
@@ -287,22 +323,12 @@ type LongRole = (typeof LONG_VARIANTS)[number]['role'];
  * warn against Fastify without a request log, and the gateway as shipped (request log at info)
  * against Fastify with its own request log.
  *
- * Every round starts every server afresh. Two identical processes of one build differ by several
- * percent for as long as they run (measured: a second Fastify served 1.08× the first's req/s in
- * four rounds of five on one path and 0.965× on the other, with one pair of processes for the
- * whole case), so with one process of each for the whole case, one lucky or unlucky process
- * decides the comparison. With fresh processes, that luck is drawn again each round and shows in
- * the spread instead. A second, identical Fastify process runs in every round as a control: how
- * far two identical servers land apart in a paired round is the run-to-run spread of this host,
- * measured rather than assumed. Two targets: ahead in every round (each round's runs paired), and
- * ahead by more than that spread (the median paired ratio beyond the control's widest). The order
- * of the variants is reversed every other round, so neighbours swap places, and the servers are
- * started and warmed in that order too. Where a process stands in its round's start order moves
- * its rate: six identical Fastify processes started in one fixed order, over four rounds, put
- * the fifth and sixth below the third in seven rounds of eight on each path (median 0.86×).
- * With the start order reversed every other round, the sign followed the order on the list page
- * (below in even rounds, above in odd ones, eight of eight) and in five of eight on the
- * recording. So an even number of rounds: each order runs as often as the other.
+ * Every round starts every server afresh, in an order reversed every other round, over an even
+ * number of rounds (fresh-rounds.ts says why). A second, identical Fastify process runs in every
+ * round as a control: how far two identical servers land apart in a paired round is the
+ * run-to-run spread of this host, measured rather than assumed. Two targets: ahead in every
+ * round (each round's runs paired), and ahead by more than that spread (the median paired ratio
+ * beyond the control's widest).
  */
 export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResult> {
   const settings = longSettings(h);
@@ -310,56 +336,19 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
   const headers = clientHeaders(sim);
   const paths = hitPaths(sim);
   // The bytes and headers the Fastify processes replay, recorded once from a gateway.
-  const recorder = await h.gateway(base);
-  const answers = [];
-  for (const { path } of paths) answers.push(await warmAndRecord(recorder.port, path, headers));
-  await h.release();
-  const start: LongStart = {
-    h,
-    answers,
-    gateway: async (config) => {
-      const gateway = await h.gateway({ ...base, ...config });
-      for (const { path } of paths) await warmAndRecord(gateway.port, path, headers);
-      return gateway;
-    },
-  };
-  // Per path and variant, one measured run a round.
-  const rounds: Compared[][][] = paths.map(() => []);
-  for (let round = 0; round < settings.rounds; round++) {
-    // Started in the round's own order, as they are warmed and loaded (see above): no variant
-    // holds the same place in the start order every round.
-    const servers: ReferenceHandle[] = [];
-    for (const i of roundOrder(LONG_VARIANTS.length, round))
-      servers[i] = await LONG_VARIANTS[i]!.start(start);
-    for (const [p, { label, path }] of paths.entries()) {
-      const variants = LONG_VARIANTS.map(({ name }, i) => ({
-        label: `${label}: ${name}`,
-        port: servers[i]!.port,
-        path,
-        headers,
-        cpu: servers[i]!.cpu,
-      }));
-      rounds[p]!.push(await compare({ ...settings, rounds: 1 }, variants, round));
-    }
-    await h.release();
-  }
+  const answers = await recordAnswers(h, base, paths, headers);
+  const results = await freshRounds(
+    settings,
+    roundStart(h, answers, base, paths, headers),
+    paths,
+    headers,
+    LONG_VARIANTS,
+  );
   const result: CaseResult = { name: 'l1-hit-long', rows: [], checks: [] };
   const notes: string[] = [];
   for (const [p, { label }] of paths.entries()) {
     // Each variant's runs over all rounds, found by its role rather than its place in the list.
-    const summaries = new Map<LongRole, Compared>();
-    for (const [i, { role, name }] of LONG_VARIANTS.entries()) {
-      const own = rounds[p]!.map((round) => round[i]!);
-      summaries.set(
-        role,
-        summarize(
-          `${label}: ${name}`,
-          own.flatMap((one) => one.runs),
-          own.flatMap((one) => one.cpuRuns),
-        ),
-      );
-    }
-    const of = (role: LongRole): Compared => summaries.get(role)!;
+    const of = (role: LongRole): Compared => results[p]!.get(role)!;
     const ceiling = of('ceiling');
     const warnGw = of('warnGw');
     const framework = of('framework');

@@ -2,6 +2,7 @@
 // the two "ahead" rules the L1-hit targets use.
 import t from 'tap';
 import { settingsFromEnv } from '../../../bench/context.js';
+import { startInRoundOrder } from '../../../bench/fresh-rounds.js';
 import {
   aheadBeyondSpread,
   aheadEveryRound,
@@ -42,6 +43,34 @@ void t.test(
     }
     t.equal(settingsFromEnv({}).long.rounds, 6, 'six rounds by default');
     t.end();
+  },
+);
+
+void t.test(
+  "the fresh-process cases start each round's servers in its order, and return them by variant",
+  async (t) => {
+    const variants = 6;
+    const places = Array.from({ length: variants }, () => 0);
+    const { rounds } = settingsFromEnv({ BENCH_ROUNDS: '3' });
+    t.equal(rounds, 4, 'the short cases round an odd count up too');
+    for (let round = 0; round < rounds; round++) {
+      const started: number[] = [];
+      const servers = await startInRoundOrder(variants, round, async (i) => {
+        // A slower start for some: each start waits for the one before it.
+        await new Promise((resolve) => setTimeout(resolve, (i * 7) % 3));
+        started.push(i);
+        return `server ${i}`;
+      });
+      t.same(started, round % 2 === 0 ? [0, 1, 2, 3, 4, 5] : [5, 4, 3, 2, 1, 0], `round ${round}`);
+      t.same(
+        servers,
+        Array.from({ length: variants }, (_, i) => `server ${i}`),
+        'returned by variant, not by start',
+      );
+      started.forEach((variant, place) => (places[variant]! += place));
+    }
+    for (let v = 0; v < variants; v++)
+      t.equal(places[v]! / rounds, (variants - 1) / 2, `variant ${v}'s mean start place`);
   },
 );
 
