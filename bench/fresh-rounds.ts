@@ -43,6 +43,15 @@ export interface RoundVariant<Role extends string> {
   readonly start: (s: RoundStart) => Promise<RoundServer>;
 }
 
+/** A variant, its role's literal type kept for the case's lookups by role. */
+export function roundVariant<Role extends string>(
+  role: Role,
+  name: string,
+  start: (s: RoundStart) => Promise<RoundServer>,
+): RoundVariant<Role> {
+  return { role, name, start };
+}
+
 /** A path every variant is loaded on. */
 export interface RoundPath {
   readonly label: string;

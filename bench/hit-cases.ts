@@ -15,6 +15,7 @@ import {
 import type { RecordedAnswer } from './ceiling-process.js';
 import {
   freshRounds,
+  roundVariant,
   type RoundPath,
   type RoundServer,
   type RoundStart,
@@ -120,6 +121,20 @@ async function countedSinceWarm(server: RoundServer | undefined): Promise<Gatewa
   };
 }
 
+/** The servers the hit cases compare, each started afresh every round (fresh-rounds.ts). */
+const CEILING = roundVariant('ceiling', 'ceiling', (s) => s.h.ceiling(s.answers));
+const WARN_GATEWAY = roundVariant('warnGw', 'gateway, log level warn', (s) =>
+  s.gateway({ log: { level: 'warn' } }),
+);
+const FASTIFY = roundVariant('framework', 'Fastify + lru-cache', (s) => s.h.fastify(s.answers));
+const FASTIFY_LOGGING = roundVariant(
+  'frameworkLogging',
+  'Fastify + lru-cache, request log on (logger: true)',
+  (s) => s.h.fastify(s.answers, true),
+);
+/** As shipped: the request log at info. */
+const GATEWAY = roundVariant('gateway', 'gateway', (s) => s.gateway({}));
+
 /**
  * The short L1 case's servers, in load order: each gateway next to the Fastify it is compared
  * with (the ceiling first, the reference every ratio of the table is taken against). The ceiling
@@ -129,35 +144,18 @@ async function countedSinceWarm(server: RoundServer | undefined): Promise<Gatewa
  * gateway at warn and at info are to be ahead of.
  */
 const SHORT_L1_VARIANTS = [
-  { role: 'ceiling', name: 'ceiling', start: (s: RoundStart) => s.h.ceiling(s.answers) },
-  {
-    role: 'busy',
-    name: `ceiling + ${BUSY_MICROS} µs busy per request`,
-    start: (s: RoundStart) => s.h.ceiling(s.answers, BUSY_MICROS),
-  },
-  {
-    role: 'warnGw',
-    name: 'gateway, log level warn',
-    start: (s: RoundStart) => s.gateway({ log: { level: 'warn' } }),
-  },
-  {
-    role: 'framework',
-    name: 'Fastify + lru-cache',
-    start: (s: RoundStart) => s.h.fastify(s.answers),
-  },
-  {
-    role: 'frameworkLogging',
-    name: 'Fastify + lru-cache, request log on (logger: true)',
-    start: (s: RoundStart) => s.h.fastify(s.answers, true),
-  },
-  { role: 'gateway', name: 'gateway', start: (s: RoundStart) => s.gateway({}) },
+  CEILING,
+  roundVariant('busy', `ceiling + ${BUSY_MICROS} µs busy per request`, (s) =>
+    s.h.ceiling(s.answers, BUSY_MICROS),
+  ),
+  WARN_GATEWAY,
+  FASTIFY,
+  FASTIFY_LOGGING,
+  GATEWAY,
 ] as const;
 
 /** The short L2 case's servers: the ceiling and a gateway whose every hit reads Redis. */
-const SHORT_L2_VARIANTS = [
-  { role: 'ceiling', name: 'ceiling', start: (s: RoundStart) => s.h.ceiling(s.answers) },
-  { role: 'gateway', name: 'gateway', start: (s: RoundStart) => s.gateway({}) },
-] as const;
+const SHORT_L2_VARIANTS = [CEILING, GATEWAY] as const;
 
 type ShortRole = (typeof SHORT_L1_VARIANTS)[number]['role'];
 
@@ -288,32 +286,12 @@ function paired(a: Compared, b: Compared): PairedRatios {
  * to the one it is compared with.
  */
 const LONG_VARIANTS = [
-  {
-    role: 'ceiling',
-    name: 'ceiling (bare node:http replaying the same bytes)',
-    start: (s: RoundStart) => s.h.ceiling(s.answers),
-  },
-  {
-    role: 'warnGw',
-    name: 'gateway, log level warn',
-    start: (s: RoundStart) => s.gateway({ log: { level: 'warn' } }),
-  },
-  {
-    role: 'framework',
-    name: 'Fastify + lru-cache',
-    start: (s: RoundStart) => s.h.fastify(s.answers),
-  },
-  {
-    role: 'control',
-    name: 'Fastify + lru-cache, an identical second process (control)',
-    start: (s: RoundStart) => s.h.fastify(s.answers),
-  },
-  {
-    role: 'frameworkLogging',
-    name: 'Fastify + lru-cache, request log on (logger: true)',
-    start: (s: RoundStart) => s.h.fastify(s.answers, true),
-  },
-  { role: 'infoGw', name: 'gateway', start: (s: RoundStart) => s.gateway({}) },
+  roundVariant('ceiling', 'ceiling (bare node:http replaying the same bytes)', CEILING.start),
+  WARN_GATEWAY,
+  FASTIFY,
+  roundVariant('control', `${FASTIFY.name}, an identical second process (control)`, FASTIFY.start),
+  FASTIFY_LOGGING,
+  GATEWAY,
 ] as const;
 
 type LongRole = (typeof LONG_VARIANTS)[number]['role'];
@@ -354,7 +332,7 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
     const framework = of('framework');
     const control = of('control');
     const frameworkLogging = of('frameworkLogging');
-    const infoGw = of('infoGw');
+    const infoGw = of('gateway');
     result.rows.push(
       rowOf(framework),
       rowOf(control, framework),
