@@ -19,6 +19,8 @@ export interface GatewayStats {
   resigns: Record<string, number>;
   /** HTTP requests by status. */
   statuses: Record<string, number>;
+  /** Requests answered by another request's lookup (coalesced), by resource. */
+  coalesced: Record<string, number>;
   l1Entries: number;
   /** User + system CPU time of the process so far, µs. */
   cpuMicros: number;
@@ -55,17 +57,19 @@ serveCommands(
     async stats(): Promise<GatewayStats> {
       if (app === undefined) throw new Error('not started');
       const metrics = app.metrics;
-      const [lookups, upstream, resigns, requests] = await Promise.all([
+      const [lookups, upstream, resigns, requests, coalesced] = await Promise.all([
         metrics.cacheLookups.get(),
         metrics.upstreamRequests.get(),
         metrics.resigns.get(),
         metrics.httpRequests.get(),
+        metrics.coalesced.get(),
       ]);
       return {
         lookups: sumBy(lookups.values, (l) => `${l['tier']}/${l['result']}`),
         upstream: sumBy(upstream.values, (l) => String(l['outcome'])),
         resigns: sumBy(resigns.values, (l) => String(l['result'])),
         statuses: sumBy(requests.values, (l) => String(l['status'])),
+        coalesced: sumBy(coalesced.values, (l) => String(l['resource'])),
         l1Entries: app.l1.size,
         cpuMicros: cpuMicros(),
         l1Bytes: app.l1.bytes,
