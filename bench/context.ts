@@ -112,6 +112,8 @@ export interface Variant {
   label: string;
   port: number;
   path: string;
+  /** Paths requested in turn (HammerOptions.paths). */
+  paths?: readonly string[];
   headers: Record<string, string>;
   /** The server process's CPU time so far (µs), to report CPU per request: steadier than req/s on a busy host. */
   cpu?: () => Promise<number>;
@@ -148,6 +150,7 @@ export async function compare(
     hammer({
       port: variant.port,
       path: variant.path,
+      ...(variant.paths === undefined ? {} : { paths: variant.paths }),
       headers: variant.headers,
       connections: settings.connections,
       durationSec,

@@ -52,10 +52,16 @@ export function roundVariant<Role extends string>(
   return { role, name, start };
 }
 
-/** A path every variant is loaded on. */
+/** A path every variant is loaded on, or several requested in turn (`paths`, the first `path`). */
 export interface RoundPath {
   readonly label: string;
   readonly path: string;
+  readonly paths?: readonly string[];
+}
+
+/** Every path a RoundPath requests. */
+export function pathsOf(round: RoundPath): readonly string[] {
+  return round.paths ?? [round.path];
 }
 
 /**
@@ -94,11 +100,12 @@ export async function freshRounds<Role extends string>(
     const servers = await startInRoundOrder(variants.length, round, (i) =>
       variants[i]!.start(start),
     );
-    for (const [p, { label, path }] of paths.entries()) {
+    for (const [p, { label, path, paths: inTurn }] of paths.entries()) {
       const loaded = variants.map(({ name }, i) => ({
         label: `${label}: ${name}`,
         port: servers[i]!.port,
         path,
+        ...(inTurn === undefined ? {} : { paths: inTurn }),
         headers,
         cpu: servers[i]!.cpu,
       }));

@@ -15,6 +15,7 @@ import {
 import type { RecordedAnswer } from './ceiling-process.js';
 import {
   freshRounds,
+  pathsOf,
   roundVariant,
   type RoundPath,
   type RoundServer,
@@ -60,6 +61,22 @@ export function hitPaths(sim: SimHandle): Array<{ label: string; path: string }>
   ];
 }
 
+/**
+ * More recordings than the bench has connections, requested in turn: the requests in flight at
+ * once all ask for different keys, so none shares another's lookup (the L2 case's Redis read per
+ * request).
+ */
+const DISTINCT_KEYS = 200;
+
+/** The L2 case's third path: DISTINCT_KEYS recordings in turn. */
+function distinctRecordings(sim: SimHandle): RoundPath {
+  const paths = sim.ids['acme']!.slice(0, DISTINCT_KEYS).map(
+    ({ id }) => `/api/external/v2/recordings/${id}`,
+  );
+  if (paths.length < DISTINCT_KEYS) throw new Error(`the simulator has ${paths.length} recordings`);
+  return { label: `${DISTINCT_KEYS} recordings in turn`, path: paths[0]!, paths };
+}
+
 /** Warms the gateway for a path (miss, then hit) and records the hit answer for the ceiling. */
 async function warmAndRecord(
   port: number,
@@ -81,7 +98,8 @@ async function recordAnswers(
 ): Promise<RecordedAnswer[]> {
   const recorder = await h.gateway(config);
   const answers = [];
-  for (const { path } of paths) answers.push(await warmAndRecord(recorder.port, path, headers));
+  for (const path of paths.flatMap(pathsOf))
+    answers.push(await warmAndRecord(recorder.port, path, headers));
   await h.release();
   return answers;
 }
@@ -102,7 +120,7 @@ function roundStart(
     answers,
     gateway: async (overrides) => {
       const gateway = await h.gateway({ ...base, ...overrides });
-      for (const { path } of paths) await warmAndRecord(gateway.port, path, headers);
+      for (const path of paths.flatMap(pathsOf)) await warmAndRecord(gateway.port, path, headers);
       return { ...gateway, warmed: await gateway.stats() };
     },
   };
@@ -164,7 +182,8 @@ type ShortRole = (typeof SHORT_L1_VARIANTS)[number]['role'];
  * L1 (or L2) hit vs the ceiling, for both paths, on fresh processes every round
  * (fresh-rounds.ts). `tier` picks the config: L2 runs with an L1 too small to hold any entry, so
  * every request misses L1; requests for the key in flight at once share one Redis read (the
- * read-through flow coalesces before L2), and the notes count how many did.
+ * read-through flow coalesces before L2), and the notes count how many did. L2 also runs
+ * DISTINCT_KEYS recordings in turn, a Redis read per request.
  */
 export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Promise<CaseResult> {
   const base = h.base(sim);
@@ -179,7 +198,9 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
           },
         };
   const headers = clientHeaders(sim);
-  const paths = hitPaths(sim);
+  // L2 also with a Redis read per request: the hot key's requests share one read.
+  const paths: RoundPath[] =
+    tier === 'l1' ? hitPaths(sim) : [...hitPaths(sim), distinctRecordings(sim)];
   const answers = await recordAnswers(h, config, paths, headers);
   const variants: ReadonlyArray<RoundVariant<ShortRole>> =
     tier === 'l1' ? SHORT_L1_VARIANTS : SHORT_L2_VARIANTS;
@@ -252,7 +273,7 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
   result.notes = [
     `${h.settings.rounds} rounds of ${h.settings.durationSec} s after a ${h.settings.warmupSec} s warm-up each, every server started afresh for each round, started, warmed and loaded in an order reversed every other round.`,
     tier === 'l2'
-      ? `Redis reads (L2 hits) counted by the gateway: ${hits}; requests that shared another's read instead (coalesced): ${coalesced}; L1 items held: ${l1Entries} (L1 bound 1 byte, so every request misses L1). With every connection asking for one key, concurrent requests share one Redis read: this is a hot key's L2 figure, not a Redis round trip per request. Upstream calls during the runs: ${upstreamCalls}.`
+      ? `Redis reads (L2 hits) counted by the gateway: ${hits}; requests that shared another's read instead (coalesced): ${coalesced}; L1 items held: ${l1Entries} (L1 bound 1 byte, so every request misses L1). On the list page and the one recording every connection asks for one key, so requests in flight at once share one Redis read (a hot key's figure); on the ${DISTINCT_KEYS} recordings in turn no two requests in flight ask for the same key: a Redis read per request. Upstream calls during the runs: ${upstreamCalls}.`
       : `L1 hits counted by the gateway (info logs) during the runs: ${hits}; upstream calls: ${upstreamCalls}.`,
   ];
   return result;

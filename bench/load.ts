@@ -22,6 +22,11 @@ export interface LoadResult {
 export interface HammerOptions {
   port: number;
   path: string;
+  /**
+   * Paths requested in turn, one request after another (the first is `path`), so requests in
+   * flight at once ask for different resources: none shares another's lookup.
+   */
+  paths?: readonly string[];
   headers: Record<string, string>;
   connections: number;
   durationSec: number;
@@ -37,6 +42,16 @@ export async function hammer(options: HammerOptions): Promise<LoadResult> {
     if (options.setupRequest !== undefined) throw new Error('per-request rewrites need autocannon');
     return wrk(options);
   }
+  const { paths } = options;
+  let next = 0;
+  const setupRequest =
+    options.setupRequest ??
+    (paths === undefined
+      ? undefined
+      : (request: AutocannonRequest): AutocannonRequest => ({
+          ...request,
+          path: paths[next++ % paths.length]!,
+        }));
   const result = await autocannon({
     url: `http://127.0.0.1:${options.port}`,
     connections: options.connections,
@@ -47,7 +62,7 @@ export async function hammer(options: HammerOptions): Promise<LoadResult> {
         method: 'GET',
         path: options.path,
         headers: options.headers,
-        ...(options.setupRequest === undefined ? {} : { setupRequest: options.setupRequest }),
+        ...(setupRequest === undefined ? {} : { setupRequest }),
       },
     ],
   });

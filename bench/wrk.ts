@@ -5,7 +5,9 @@
  * load generator's core less per request than autocannon does.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { LoadResult } from './load.js';
 
 /** Whether wrk is installed. */
@@ -18,6 +20,25 @@ export interface WrkOptions {
   headers: Record<string, string>;
   connections: number;
   durationSec: number;
+  /** Paths requested in turn (HammerOptions.paths); `path` alone otherwise. */
+  paths?: readonly string[];
+}
+
+/**
+ * A wrk script requesting `paths` in turn, one request after another (wrk's one thread shares
+ * the counter), with the headers given on the command line. Paths are JSON-quoted, which Lua
+ * reads as the same string for the URL-safe characters of a request target.
+ */
+export function rotatingScript(paths: readonly string[]): string {
+  return [
+    `local paths = { ${paths.map((path) => JSON.stringify(path)).join(', ')} }`,
+    'local i = 0',
+    'request = function()',
+    '  i = i % #paths + 1',
+    '  return wrk.format(nil, paths[i])',
+    'end',
+    '',
+  ].join('\n');
 }
 
 /** wrk's header names: it adds its own `Host` unless one is spelled exactly so. */
@@ -68,9 +89,17 @@ export function wrk(options: WrkOptions): Promise<LoadResult> {
   const args = ['-t1', `-c${options.connections}`, `-d${options.durationSec}s`, '--latency'];
   for (const [name, value] of Object.entries(options.headers))
     args.push('-H', `${wrkHeaderName(name)}: ${value}`);
+  let scriptDir: string | undefined;
+  if (options.paths !== undefined) {
+    scriptDir = mkdtempSync(join(tmpdir(), 'recgw-wrk-'));
+    const script = join(scriptDir, 'rotate.lua');
+    writeFileSync(script, rotatingScript(options.paths));
+    args.push('-s', script);
+  }
   args.push(`http://127.0.0.1:${options.port}${options.path}`);
   return new Promise((resolve, reject) => {
     execFile('wrk', args, { encoding: 'utf8' }, (error, stdout, stderr) => {
+      if (scriptDir !== undefined) rmSync(scriptDir, { recursive: true, force: true });
       if (error !== null) reject(new Error(`wrk failed: ${error.message}\n${stderr}`));
       else {
         try {
