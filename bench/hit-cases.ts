@@ -4,7 +4,6 @@
  * (fresh-rounds.ts); and a re-signing workload next to an unsigned one.
  */
 import {
-  compare,
   recordAnswer,
   round,
   rowOf,
@@ -108,7 +107,7 @@ async function recordAnswers(
  * What the rounds start from: the recorded answers, and gateways with `base` plus overrides,
  * warmed on every path (their misses made), with their counters read once warm.
  */
-function roundStart(
+export function roundStart(
   h: Harness,
   answers: RecordedAnswer[],
   base: Record<string, unknown>,
@@ -127,7 +126,7 @@ function roundStart(
 }
 
 /** A gateway's counters over the measured runs: now less when it was warm. */
-async function countedSinceWarm(server: RoundServer | undefined): Promise<GatewayStats> {
+export async function countedSinceWarm(server: RoundServer | undefined): Promise<GatewayStats> {
   if (server?.stats === undefined || server.warmed === undefined) throw new Error('not a gateway');
   const now = await server.stats();
   const delta = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
@@ -137,6 +136,7 @@ async function countedSinceWarm(server: RoundServer | undefined): Promise<Gatewa
     lookups: delta(now.lookups, server.warmed.lookups),
     upstream: delta(now.upstream, server.warmed.upstream),
     coalesced: delta(now.coalesced, server.warmed.coalesced),
+    resigns: delta(now.resigns, server.warmed.resigns),
   };
 }
 
@@ -413,9 +413,10 @@ export async function longHitCase(h: Harness, sim: SimHandle): Promise<CaseResul
 }
 
 /**
- * Re-signing on vs off, both on L1 hits of list pages. Signed: the simulator's Cloud CDN URLs
- * live 4 s and the gateway re-signs them to 5 s with minRemaining 2 s, so every entry is
- * re-signed in the background about every 2 s during the run. Unsigned: URLs without expiry.
+ * Re-signing on vs off, both on L1 hits of list pages, on fresh processes every round
+ * (fresh-rounds.ts). Signed: the simulator's Cloud CDN URLs live 4 s and the gateway re-signs
+ * them to 5 s with minRemaining 2 s, so every entry is re-signed in the background about every
+ * 2 s during the run. Unsigned: URLs without expiry.
  */
 export async function signedCase(
   h: Harness,
@@ -423,42 +424,35 @@ export async function signedCase(
   unsignedSim: SimHandle,
 ): Promise<CaseResult> {
   const keyFile = h.secretFile('cloud-cdn.key', signedSim.cloudCdn.key);
-  const signed = await h.gateway({
-    ...h.base(signedSim),
+  const signing = {
+    upstream: h.base(signedSim)['upstream'],
     signing: {
       minRemaining: '2s',
       validity: '5s',
       hosts: ['media.recordings-cdn.test'],
       signer: { scheme: 'cloud-cdn', keyName: signedSim.cloudCdn.keyName, keyFile },
     },
-  });
-  const unsigned = await h.gateway(h.base(unsignedSim));
-  const path = '/api/external/v2/recordings?page_number=1&page_size=30';
-  await warmAndRecord(signed.port, path, clientHeaders(signedSim));
-  await warmAndRecord(unsigned.port, path, clientHeaders(unsignedSim));
-  const before = await signed.stats();
-  const pair = await compare(h.settings, [
-    {
-      label: 'list page_size=30: unsigned URLs',
-      port: unsigned.port,
-      path,
-      headers: clientHeaders(unsignedSim),
-      cpu: unsigned.cpu,
+  };
+  // Both simulators serve workspace acme under the same keys, so one set of headers fits both.
+  const headers = clientHeaders(unsignedSim);
+  const paths = [{ label: 'list page_size=30', path: hitPaths(unsignedSim)[0]!.path }];
+  let resigns = 0;
+  const [results] = await freshRounds(
+    h.settings,
+    roundStart(h, [], h.base(unsignedSim), paths, headers),
+    paths,
+    headers,
+    [
+      roundVariant('unsigned', 'unsigned URLs', (s) => s.gateway({})),
+      roundVariant('signed', 're-signing on', (s) => s.gateway(signing)),
+    ],
+    async (servers) => {
+      resigns += (await countedSinceWarm(servers.get('signed'))).resigns['ok'] ?? 0;
     },
-    {
-      label: 'list page_size=30: re-signing on',
-      port: signed.port,
-      path,
-      headers: clientHeaders(signedSim),
-      cpu: signed.cpu,
-    },
-  ]);
-  const u = pair[0]!;
-  const s = pair[1]!;
-  const after = await signed.stats();
-  const resigns = (after.resigns['ok'] ?? 0) - (before.resigns['ok'] ?? 0);
+  );
+  const u = results!.get('unsigned')!;
+  const s = results!.get('signed')!;
   const ratio = s.rps / u.rps;
-  await h.release();
   return {
     name: 'signed-urls',
     rows: [rowOf(u), { ...rowOf(s, u), extra: { ...rowOf(s, u).extra, urlsResigned: resigns } }],
@@ -470,7 +464,7 @@ export async function signedCase(
       },
     ],
     notes: [
-      `URLs re-signed by the gateway during the measured runs: ${resigns} (30 per list page re-sign).`,
+      `URLs re-signed by the gateway during the measured runs: ${resigns} (30 per list page re-sign); ${h.settings.rounds} rounds, every server started afresh for each round, in an order reversed every other round.`,
     ],
   };
 }
