@@ -67,8 +67,12 @@ export function hitPaths(sim: SimHandle): Array<{ label: string; path: string }>
  */
 const DISTINCT_KEYS = 200;
 
-/** The L2 case's third path: DISTINCT_KEYS recordings in turn. */
-function distinctRecordings(sim: SimHandle): RoundPath {
+/** The L2 case's third path: DISTINCT_KEYS recordings in turn (more than `connections`). */
+function distinctRecordings(sim: SimHandle, connections: number): RoundPath {
+  if (connections >= DISTINCT_KEYS)
+    throw new Error(
+      `${connections} connections: requests in flight could share one of ${DISTINCT_KEYS} keys`,
+    );
   const paths = sim.ids['acme']!.slice(0, DISTINCT_KEYS).map(
     ({ id }) => `/api/external/v2/recordings/${id}`,
   );
@@ -200,7 +204,9 @@ export async function hitCase(h: Harness, sim: SimHandle, tier: 'l1' | 'l2'): Pr
   const headers = clientHeaders(sim);
   // L2 also with a Redis read per request: the hot key's requests share one read.
   const paths: RoundPath[] =
-    tier === 'l1' ? hitPaths(sim) : [...hitPaths(sim), distinctRecordings(sim)];
+    tier === 'l1'
+      ? hitPaths(sim)
+      : [...hitPaths(sim), distinctRecordings(sim, h.settings.connections)];
   const answers = await recordAnswers(h, config, paths, headers);
   const variants: ReadonlyArray<RoundVariant<ShortRole>> =
     tier === 'l1' ? SHORT_L1_VARIANTS : SHORT_L2_VARIANTS;

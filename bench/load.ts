@@ -43,6 +43,8 @@ export async function hammer(options: HammerOptions): Promise<LoadResult> {
     return wrk(options);
   }
   const { paths } = options;
+  if (paths !== undefined && options.setupRequest !== undefined)
+    throw new Error('paths in turn and a per-request rewrite are two rewrites: pass one');
   let next = 0;
   const setupRequest =
     options.setupRequest ??
