@@ -21,6 +21,8 @@ export const SERVER_CPU = 1;
 /** A gateway child. */
 export interface GatewayHandle {
   port: number;
+  /** The child's pid (valgrind's, when it runs under one: callgrind_control talks to it). */
+  pid: number;
   stats: () => Promise<GatewayStats>;
   /** CPU time of the process so far, µs. */
   cpu: () => Promise<number>;
@@ -29,6 +31,7 @@ export interface GatewayHandle {
 /** A ceiling or Fastify child: its port and its CPU time so far (µs). */
 export interface ReferenceHandle {
   port: number;
+  pid: number;
   cpu: () => Promise<number>;
 }
 
@@ -78,47 +81,62 @@ export class Harness {
     };
   }
 
-  /** Starts a gateway child with a full config (see {@link base}). */
-  async gateway(config: Record<string, unknown>): Promise<GatewayHandle> {
+  /** Starts a gateway child with a full config (see {@link base}), under `wrapper` if given. */
+  async gateway(
+    config: Record<string, unknown>,
+    wrapper: readonly string[] = [],
+  ): Promise<GatewayHandle> {
     const child = await this.own(
       startPinned(
         'gateway-process.js',
         SERVER_CPU,
         this.profileFlags(`gateway-${++this.gateways}`),
         true,
+        wrapper,
       ),
     );
     const { port } = await child.call<{ port: number }>('start', config);
     const stats = (): Promise<GatewayStats> => child.call<GatewayStats>('stats');
-    return { port, stats, cpu: async () => (await stats()).cpuMicros };
+    return { port, pid: child.pid, stats, cpu: async () => (await stats()).cpuMicros };
   }
 
   /** Starts a ceiling child replaying recorded answers (with `busyMicros` of CPU spent per request, a reference). */
-  async ceiling(answers: RecordedAnswer[], busyMicros = 0): Promise<ReferenceHandle> {
+  async ceiling(
+    answers: RecordedAnswer[],
+    busyMicros = 0,
+    wrapper: readonly string[] = [],
+  ): Promise<ReferenceHandle> {
     // Profiled like the gateways, so a profile's difference from the ceiling's is the gateway's own work.
     const child = await this.own(
       startPinned(
         'ceiling-process.js',
         SERVER_CPU,
         this.profileFlags(`ceiling-${++this.references}`),
+        false,
+        wrapper,
       ),
     );
     const { port } = await child.call<{ port: number }>('start', { answers, busyMicros });
-    return { port, cpu: () => child.call<number>('cpu') };
+    return { port, pid: child.pid, cpu: () => child.call<number>('cpu') };
   }
 
   /** Starts the Fastify + lru-cache reference replaying recorded answers (with `logger`, logging requests to /dev/null). */
-  async fastify(answers: RecordedAnswer[], logger = false): Promise<ReferenceHandle> {
+  async fastify(
+    answers: RecordedAnswer[],
+    logger = false,
+    wrapper: readonly string[] = [],
+  ): Promise<ReferenceHandle> {
     const child = await this.own(
       startPinned(
         'fastify-process.js',
         SERVER_CPU,
         this.profileFlags(`fastify-${++this.references}`),
         logger,
+        wrapper,
       ),
     );
     const { port } = await child.call<{ port: number }>('start', { answers, logger });
-    return { port, cpu: () => child.call<number>('cpu') };
+    return { port, pid: child.pid, cpu: () => child.call<number>('cpu') };
   }
 
   /** Starts the memory child (with --expose-gc). */

@@ -37,21 +37,24 @@ export const canPin = existsSync('/usr/bin/taskset') || existsSync('/bin/taskset
 /**
  * Starts `dist-bench/bench/<script>` on `cpu` with extra node flags (e.g. `--cpu-prof`). With
  * `stdoutToNull`, the child's stdout is /dev/null: a gateway then logs exactly as in production
- * (buffered asynchronous stdout) without the bench printing its lines.
+ * (buffered asynchronous stdout) without the bench printing its lines. `wrapper` is a command
+ * node runs under (valgrind and its options, for the instruction counts), its pid the child's.
  */
 export function startPinned(
   script: string,
   cpu: number,
   nodeFlags: readonly string[] = [],
   stdoutToNull = false,
+  wrapper: readonly string[] = [],
 ): Promise<PinnedChild> {
   const path = fileURLToPath(new URL(script, import.meta.url));
-  const argv = [...nodeFlags, path];
+  const command = [...wrapper, process.execPath, ...nodeFlags, path];
   const stdio = ['ignore', stdoutToNull ? 'ignore' : 'inherit', 'inherit', 'ipc'] as const;
   const options = { stdio: [...stdio], env: { ...process.env, ...RUNTIME_ENV } };
+  // taskset execs its command, so the pid is node's (or the wrapper's, which runs node itself).
   const child: ChildProcess = canPin
-    ? spawn('taskset', ['-c', String(cpu), process.execPath, ...argv], options)
-    : spawn(process.execPath, argv, options);
+    ? spawn('taskset', ['-c', String(cpu), ...command], options)
+    : spawn(command[0]!, command.slice(1), options);
   const pending = new Map<
     number,
     { resolve: (value: unknown) => void; reject: (error: Error) => void }
