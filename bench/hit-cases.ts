@@ -93,7 +93,7 @@ async function warmAndRecord(
 }
 
 /** Records the answers the references replay, from a gateway started for that alone and warmed on every path. */
-async function recordAnswers(
+export async function recordAnswers(
   h: Harness,
   config: Record<string, unknown>,
   paths: readonly RoundPath[],

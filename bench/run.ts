@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { settingsFromEnv, type CaseResult } from './context.js';
 import { Harness, LOAD_CPU } from './harness.js';
 import { hitCase, longHitCase, signedCase } from './hit-cases.js';
+import { instructionCase } from './instructions-case.js';
 import { memoryCase } from './memory-case.js';
 import { missCase } from './miss-case.js';
 import { quotaCase } from './quota-case.js';
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
     });
     await step('l1-hit', () => hitCase(h, sim, 'l1'));
     await step('l1-hit-long', () => longHitCase(h, sim));
+    await step('l1-hit-instructions', () => instructionCase(h, sim));
     await step('l2-hit', () => hitCase(h, sim, 'l2'));
     await step('miss-path', () => missCase(h, sim));
     await step('mixed', () => mixedCase(h, sim));
