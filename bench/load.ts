@@ -89,6 +89,24 @@ export interface LatencyResult {
   statuses: Record<string, number>;
 }
 
+/** One GET over `agent` (keep-alive), its body read and dropped: resolves with its status. */
+export function getStatus(
+  agent: Agent,
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** Sends `count` requests one after another and returns latency percentiles (ms, µs precision). */
 export async function sequentialLatency(
   port: number,
@@ -102,15 +120,7 @@ export async function sequentialLatency(
   try {
     for (let i = 0; i < count; i++) {
       const started = process.hrtime.bigint();
-      const status = await new Promise<number>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, path: paths(), headers, agent }, (res) => {
-          res.on('data', () => {});
-          res.on('end', () => resolve(res.statusCode ?? 0));
-          res.on('error', reject);
-        });
-        req.on('error', reject);
-        req.end();
-      });
+      const status = await getStatus(agent, port, paths(), headers);
       times.push(Number(process.hrtime.bigint() - started) / 1e6);
       statuses[status] = (statuses[status] ?? 0) + 1;
     }

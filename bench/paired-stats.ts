@@ -57,3 +57,12 @@ export function aheadEveryRound(ratios: PairedRatios): boolean {
 export function aheadBeyondSpread(ratios: PairedRatios, spread: Spread): boolean {
   return median(ratios.rps) > 1 + spread.rps && median(ratios.cpu) < 1 - spread.cpu;
 }
+
+/**
+ * Fewer instructions a hit than the reference: `counts`' median window below the reference's
+ * least. The median, not the worst window: one window that holds a full collection can count
+ * twice the others, one event rather than the typical hit.
+ */
+export function fewerByMedian(counts: readonly number[], reference: readonly number[]): boolean {
+  return median(counts) < Math.min(...reference);
+}

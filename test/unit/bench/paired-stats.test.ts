@@ -6,6 +6,7 @@ import { startInRoundOrder } from '../../../bench/fresh-rounds.js';
 import {
   aheadBeyondSpread,
   aheadEveryRound,
+  fewerByMedian,
   pairedRatios,
   roundOrder,
   spreadOf,
@@ -108,3 +109,14 @@ void t.test('ahead beyond the spread: the median pair past the control on both m
   t.notOk(aheadBeyondSpread({ rps: [1, 1, 1], cpu: [1, 1, 1] }, { rps: 0, cpu: 0 }), 'level');
   t.end();
 });
+
+void t.test(
+  'fewer instructions: the median window below the reference least, one outlier aside',
+  (t) => {
+    // The gateway's list windows of one run: one held a collection.
+    t.ok(fewerByMedian([81_029, 82_899, 82_500, 83_000, 209_317], [89_660, 90_296, 89_954]));
+    t.notOk(fewerByMedian([81_000, 90_000, 91_000], [89_660, 90_296]), 'median above the least');
+    t.notOk(fewerByMedian([89_660], [89_660]), 'equal counts are not fewer');
+    t.end();
+  },
+);
