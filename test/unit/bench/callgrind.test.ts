@@ -1,7 +1,19 @@
-// Reading callgrind's dumps for the instruction-count case: the total of a dump, and which files
-// are a process's numbered dumps, in the order they were made.
+// Reading callgrind's dumps for the instruction-count case: the total of a dump, which files are a
+// process's numbered dumps, in the order they were made; and, where valgrind is installed, zeroing
+// and dumping a live child's counters.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
-import { callgrindTotal, callgrindWrapper, dumpsOf } from '../../../bench/callgrind.js';
+import {
+  callgrindTotal,
+  callgrindWrapper,
+  dumpCount,
+  dumpsOf,
+  hasCallgrind,
+  zeroCounts,
+} from '../../../bench/callgrind.js';
 
 void t.test('a dump total is its summary line, as callgrind_annotate reports it', (t) => {
   const dump = [
@@ -48,5 +60,73 @@ void t.test(
     t.ok(wrapper.includes('--smc-check=all-non-file'));
     t.ok(wrapper.includes('--callgrind-out-file=/tmp/counts/callgrind.%p'));
     t.end();
+  },
+);
+
+/** A node child under callgrind that does `n` units of work for each line "n" on stdin, then answers "done". */
+function workerUnderCallgrind(dir: string): ChildProcess {
+  const program = [
+    "process.stdout.write('ready\\n');",
+    "require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {",
+    '  let x = 0;',
+    '  for (let i = 0; i < Number(line); i++) x = (x * 31 + i) % 1000003;',
+    '  process.stdout.write(`done ${x}\\n`);',
+    '});',
+  ].join('\n');
+  const [command, ...args] = callgrindWrapper(dir);
+  return spawn(command!, [...args, process.execPath, '-e', program], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+}
+
+/** The next line the child writes that starts with `prefix`. */
+function nextLine(child: ChildProcess, prefix: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString();
+      if (text.split('\n').some((line) => line.startsWith(prefix))) {
+        child.stdout!.off('data', onData);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', () => reject(new Error(`child exited before "${prefix}"`)));
+  });
+}
+
+void t.test(
+  'zeroing and dumping a live child count the work between them, not what came before',
+  { skip: hasCallgrind() ? false : 'valgrind (callgrind_control) is not installed' },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'recgw-callgrind-test-'));
+    const child = workerUnderCallgrind(dir);
+    t.teardown(() => {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    });
+    await nextLine(child, 'ready');
+    const run = async (units: number): Promise<void> => {
+      const done = nextLine(child, 'done');
+      child.stdin!.write(`${units}\n`);
+      await done;
+    };
+    // Start-up and a large run, then a zero: the window counts only the small run after it.
+    await run(1_000_000);
+    zeroCounts(child.pid!);
+    await run(100_000);
+    const small = await dumpCount(dir, child.pid!);
+    zeroCounts(child.pid!);
+    await run(1_000_000);
+    const large = await dumpCount(dir, child.pid!);
+    t.ok(small > 0);
+    // Ten times the loop: between 5 and 12 times the instructions (the line and reply are fixed
+    // costs). Without the zero, the small window would hold start-up and the large run before it.
+    t.ok(large > 5 * small && large < 12 * small, `${large} vs ${small} instructions`);
+    t.same(
+      dumpsOf(readdirSync(dir), child.pid!).map((name) => Number(name.split('.').at(-1))),
+      [1, 2],
+      'one dump per window, numbered in order',
+    );
   },
 );
