@@ -9,7 +9,7 @@ import type { SimulatorOptions } from '../src/sim/server.js';
 import type { RecordedAnswer } from './ceiling-process.js';
 import type { BenchSettings } from './context.js';
 import type { GatewayStats } from './gateway-process.js';
-import { startPinned, type PinnedChild } from './pinned-child.js';
+import { startPinned, type PinnedChild, type StartOptions } from './pinned-child.js';
 import { startRedis, type PrivateRedis } from './redis-server.js';
 import type { SimInfo } from './sim-process.js';
 
@@ -42,6 +42,9 @@ export interface SimHandle extends SimInfo {
   latency: (ms: number) => Promise<void>;
   total: () => Promise<number>;
 }
+
+/** A server child's optional wrapper command (callgrind, for the instruction counts). */
+type Wrapped = Pick<StartOptions, 'wrapper'>;
 
 /** Owns every process the bench starts. */
 export class Harness {
@@ -84,16 +87,14 @@ export class Harness {
   /** Starts a gateway child with a full config (see {@link base}), under `wrapper` if given. */
   async gateway(
     config: Record<string, unknown>,
-    wrapper: readonly string[] = [],
+    { wrapper = [] }: Wrapped = {},
   ): Promise<GatewayHandle> {
     const child = await this.own(
-      startPinned(
-        'gateway-process.js',
-        SERVER_CPU,
-        this.profileFlags(`gateway-${++this.gateways}`),
-        true,
+      startPinned('gateway-process.js', SERVER_CPU, {
+        nodeFlags: this.profileFlags(`gateway-${++this.gateways}`),
+        stdoutToNull: true,
         wrapper,
-      ),
+      }),
     );
     const { port } = await child.call<{ port: number }>('start', config);
     const stats = (): Promise<GatewayStats> => child.call<GatewayStats>('stats');
@@ -103,18 +104,14 @@ export class Harness {
   /** Starts a ceiling child replaying recorded answers (with `busyMicros` of CPU spent per request, a reference). */
   async ceiling(
     answers: RecordedAnswer[],
-    busyMicros = 0,
-    wrapper: readonly string[] = [],
+    { busyMicros = 0, wrapper = [] }: Wrapped & { busyMicros?: number } = {},
   ): Promise<ReferenceHandle> {
     // Profiled like the gateways, so a profile's difference from the ceiling's is the gateway's own work.
     const child = await this.own(
-      startPinned(
-        'ceiling-process.js',
-        SERVER_CPU,
-        this.profileFlags(`ceiling-${++this.references}`),
-        false,
+      startPinned('ceiling-process.js', SERVER_CPU, {
+        nodeFlags: this.profileFlags(`ceiling-${++this.references}`),
         wrapper,
-      ),
+      }),
     );
     const { port } = await child.call<{ port: number }>('start', { answers, busyMicros });
     return { port, pid: child.pid, cpu: () => child.call<number>('cpu') };
@@ -123,17 +120,14 @@ export class Harness {
   /** Starts the Fastify + lru-cache reference replaying recorded answers (with `logger`, logging requests to /dev/null). */
   async fastify(
     answers: RecordedAnswer[],
-    logger = false,
-    wrapper: readonly string[] = [],
+    { logger = false, wrapper = [] }: Wrapped & { logger?: boolean } = {},
   ): Promise<ReferenceHandle> {
     const child = await this.own(
-      startPinned(
-        'fastify-process.js',
-        SERVER_CPU,
-        this.profileFlags(`fastify-${++this.references}`),
-        logger,
+      startPinned('fastify-process.js', SERVER_CPU, {
+        nodeFlags: this.profileFlags(`fastify-${++this.references}`),
+        stdoutToNull: logger,
         wrapper,
-      ),
+      }),
     );
     const { port } = await child.call<{ port: number }>('start', { answers, logger });
     return { port, pid: child.pid, cpu: () => child.call<number>('cpu') };
@@ -141,7 +135,7 @@ export class Harness {
 
   /** Starts the memory child (with --expose-gc). */
   memoryChild(): Promise<PinnedChild> {
-    return this.own(startPinned('memory-process.js', SERVER_CPU, ['--expose-gc']));
+    return this.own(startPinned('memory-process.js', SERVER_CPU, { nodeFlags: ['--expose-gc'] }));
   }
 
   /** The private Redis (started on first use). */

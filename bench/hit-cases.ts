@@ -153,7 +153,7 @@ const FASTIFY = roundVariant('framework', 'Fastify + lru-cache', (s) => s.h.fast
 const FASTIFY_LOGGING = roundVariant(
   'frameworkLogging',
   'Fastify + lru-cache, request log on (logger: true)',
-  (s) => s.h.fastify(s.answers, true),
+  (s) => s.h.fastify(s.answers, { logger: true }),
 );
 /** As shipped: the request log at info. */
 const GATEWAY = roundVariant('gateway', 'gateway', (s) => s.gateway({}));
@@ -169,7 +169,7 @@ const GATEWAY = roundVariant('gateway', 'gateway', (s) => s.gateway({}));
 const SHORT_L1_VARIANTS = [
   CEILING,
   roundVariant('busy', `ceiling + ${BUSY_MICROS} µs busy per request`, (s) =>
-    s.h.ceiling(s.answers, BUSY_MICROS),
+    s.h.ceiling(s.answers, { busyMicros: BUSY_MICROS }),
   ),
   WARN_GATEWAY,
   FASTIFY,

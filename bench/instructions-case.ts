@@ -98,13 +98,13 @@ export async function instructionCase(h: Harness, sim: SimHandle): Promise<CaseR
     kind: Kind,
   ): Promise<{ port: number; pid: number; l1Hits: (() => Promise<number>) | null }> => {
     if (kind === 'gateway') {
-      const gateway = await h.gateway(config, wrapper);
+      const gateway = await h.gateway(config, { wrapper });
       return { ...gateway, l1Hits: async () => (await gateway.stats()).lookups['l1/hit'] ?? 0 };
     }
     const reference =
       kind === 'ceiling'
-        ? await h.ceiling(answers, 0, wrapper)
-        : await h.fastify(answers, false, wrapper);
+        ? await h.ceiling(answers, { wrapper })
+        : await h.fastify(answers, { wrapper });
     return { ...reference, l1Hits: null };
   };
   try {

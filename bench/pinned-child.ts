@@ -34,18 +34,24 @@ export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRES
 /** Whether `taskset` exists here; without it children run unpinned (and the report says so). */
 export const canPin = existsSync('/usr/bin/taskset') || existsSync('/bin/taskset');
 
-/**
- * Starts `dist-bench/bench/<script>` on `cpu` with extra node flags (e.g. `--cpu-prof`). With
- * `stdoutToNull`, the child's stdout is /dev/null: a gateway then logs exactly as in production
- * (buffered asynchronous stdout) without the bench printing its lines. `wrapper` is a command
- * node runs under (valgrind and its options, for the instruction counts), its pid the child's.
- */
+/** How a child is started besides its script and CPU. */
+export interface StartOptions {
+  /** Extra node flags (e.g. `--cpu-prof`). */
+  readonly nodeFlags?: readonly string[];
+  /**
+   * The child's stdout to /dev/null: a gateway then logs exactly as in production (buffered
+   * asynchronous stdout) without the bench printing its lines.
+   */
+  readonly stdoutToNull?: boolean;
+  /** A command node runs under (valgrind and its options, for the instruction counts); its pid is the child's. */
+  readonly wrapper?: readonly string[];
+}
+
+/** Starts `dist-bench/bench/<script>` on `cpu`. */
 export function startPinned(
   script: string,
   cpu: number,
-  nodeFlags: readonly string[] = [],
-  stdoutToNull = false,
-  wrapper: readonly string[] = [],
+  { nodeFlags = [], stdoutToNull = false, wrapper = [] }: StartOptions = {},
 ): Promise<PinnedChild> {
   const path = fileURLToPath(new URL(script, import.meta.url));
   const command = [...wrapper, process.execPath, ...nodeFlags, path];

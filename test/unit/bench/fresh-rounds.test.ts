@@ -29,9 +29,16 @@ void t.test(
   async (t) => {
     const events: string[] = [];
     const live: Server[] = [];
-    /** A server answering 200 with its own name, so a run shows which server it loaded. */
+    /** The paths each server was sent, by server name and round ("first 0"). */
+    const pathsSeen = new Map<string, Set<string>>();
+    /** A server answering 200 that notes the paths it is sent. */
     const serve = async (name: string, round: number): Promise<RoundServer> => {
-      const server = createServer((req, res) => res.end(name));
+      const seen = new Set<string>();
+      pathsSeen.set(`${name} ${round}`, seen);
+      const server = createServer((req, res) => {
+        seen.add(req.url ?? '');
+        res.end(name);
+      });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       live.push(server);
       events.push(`start ${name} ${round}`);
@@ -92,6 +99,9 @@ void t.test(
       ['first', 'second'],
     ]);
     t.equal(live.length, 0, 'no server outlives its round');
+    // Every server of every round was loaded on every path, the in-turn path's paths included.
+    for (const [server, seen] of pathsSeen)
+      t.same([...seen].sort(), ['/a', '/b', '/one'], `${server} was sent every path`);
     t.equal(results.length, 2, 'one result per path');
     for (const [p, label] of ['one', 'two'].entries()) {
       const byRole = results[p]!;
