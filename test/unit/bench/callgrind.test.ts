@@ -101,8 +101,14 @@ void t.test(
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'recgw-callgrind-test-'));
     const child = workerUnderCallgrind(dir);
-    t.teardown(() => {
-      child.kill('SIGKILL');
+    t.teardown(async () => {
+      // Ending stdin lets valgrind exit on its own and remove its vgdb pipes from /tmp, which a
+      // SIGKILL leaves behind; the kill is for a child that does not end within 10 s.
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.stdin!.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      if (child.exitCode === null && child.signalCode === null) await exited;
+      clearTimeout(timer);
       rmSync(dir, { recursive: true, force: true });
     });
     await nextLine(child, 'ready');
