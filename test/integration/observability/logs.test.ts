@@ -179,8 +179,14 @@ void t.test(
       t.notOk(text.includes(key), `API key ${key} not logged`);
     t.notOk(text.includes(adminToken), 'admin token not logged');
     t.notOk(text.includes(sim.signingKeys.s3.secretAccessKey), 'signing secret not logged');
-    for (const sig of new Set(sigs))
-      t.notOk(text.includes(sig), `signature ${sig.slice(0, 8)}… not logged`);
+    // One check over every signature served (how many differ depends on the seconds they were
+    // signed in), so the test's count of checks is the same in every run.
+    const logged = [...new Set(sigs)].filter((sig) => text.includes(sig));
+    t.same(
+      logged.map((sig) => `${sig.slice(0, 8)}…`),
+      [],
+      `none of the ${new Set(sigs).size} signatures served is logged`,
+    );
     t.notMatch(text, /Signature=(?!REDACTED)[^&"\s]/i, 'no unredacted Signature= value at all');
   },
 );

@@ -18,13 +18,25 @@ import {
 const ACME = 'acme' as WorkspaceId;
 const KEY = recordingKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
 const HASH = 'b'.repeat(64) as KeyHash;
-/** commandTimeout is 100ms in tierFor; timers and scheduling get this much on top. */
-const BOUND_MS = 100 + 150;
+/**
+ * commandTimeout is 100ms in tierFor; timers and scheduling on a loaded 2-core machine get this
+ * much on top. A call left to ioredis's reconnect and offline queue would take seconds.
+ */
+const BOUND_MS = 100 + 300;
 
 async function timed<T>(call: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const start = performance.now();
   const value = await call();
   return { value, ms: performance.now() - start };
+}
+
+/**
+ * Whether `call` settles before the event loop's next turn, i.e. without sending a command and
+ * waiting for its reply: what "skipped" means, checked without a wall-clock bound.
+ */
+async function settlesWithoutIo(call: () => Promise<unknown>): Promise<boolean> {
+  const nextTurn = new Promise<'next turn'>((resolve) => setImmediate(resolve, 'next turn'));
+  return (await Promise.race([call().then(() => 'settled'), nextTurn])) === 'settled';
 }
 
 /** Sends probes until the tier's breaker has closed again (one probe goes through per cooldown). */
@@ -102,8 +114,10 @@ void t.test(
     await tier.get(ACME, GEN, KEY);
     t.equal(tier.up, false, 'three timeouts in a row open the breaker');
     t.equal(await metricValue(metrics, 'recgw_redis_up'), 0);
-    const skipped = await timed(() => tier.get(ACME, GEN, KEY));
-    t.ok(skipped.ms < 10, `while open, a call costs nothing (${skipped.ms.toFixed(1)}ms)`);
+    t.ok(
+      await settlesWithoutIo(() => tier.get(ACME, GEN, KEY)),
+      'while open, a call is answered at once, without a command sent',
+    );
     t.equal(
       await metricValue(metrics, 'recgw_redis_errors_total', { op: 'get' }),
       3,

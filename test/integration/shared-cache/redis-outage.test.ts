@@ -11,7 +11,7 @@ const LIST = '/api/external/v2/recordings';
 const COMMAND_TIMEOUT_MS = 100;
 const SIM_MS = 20;
 /** Timers, two apps, a simulator and the test client share a possibly loaded 2-core machine. */
-const SLACK_MS = 150;
+const SLACK_MS = 300;
 const BOUND_MS = COMMAND_TIMEOUT_MS + SIM_MS + SLACK_MS;
 
 /** What the operator saw on the admin listener while Redis was away. */
