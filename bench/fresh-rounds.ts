@@ -28,27 +28,34 @@ export interface RoundServer extends ReferenceHandle {
 }
 
 /** What each round's servers are started from. */
-export interface RoundStart {
-  readonly h: Harness;
+export interface RoundStart extends RoundContext {
   /** The answers the ceilings and Fastify processes replay (recorded once, before the rounds). */
   readonly answers: RecordedAnswer[];
   /** A gateway with the case's config and these overrides, warmed up on every path (its misses made). */
   readonly gateway: (overrides: Record<string, unknown>) => Promise<RoundServer>;
 }
 
-/** One server of a comparison: its role (how the case finds it), its name in the table, its start. */
-export interface RoundVariant<Role extends string> {
+/** What every start context holds: the harness, whose `release` ends each round. */
+export interface RoundContext {
+  readonly h: Harness;
+}
+
+/**
+ * One server of a comparison: its role (how the case finds it), its name in the table, its start
+ * from the case's context (a RoundStart, or what a case that starts its own processes needs).
+ */
+export interface RoundVariant<Role extends string, Start extends RoundContext = RoundStart> {
   readonly role: Role;
   readonly name: string;
-  readonly start: (s: RoundStart) => Promise<RoundServer>;
+  readonly start: (s: Start) => Promise<RoundServer>;
 }
 
 /** A variant, its role's literal type kept for the case's lookups by role. */
-export function roundVariant<Role extends string>(
+export function roundVariant<Role extends string, Start extends RoundContext = RoundStart>(
   role: Role,
   name: string,
-  start: (s: RoundStart) => Promise<RoundServer>,
-): RoundVariant<Role> {
+  start: (s: Start) => Promise<RoundServer>,
+): RoundVariant<Role, Start> {
   return { role, name, start };
 }
 
@@ -85,14 +92,15 @@ export type RoundResults<Role extends string> = Array<Map<Role, Compared>>;
  * Runs `variants` on every path for `settings.rounds` rounds of fresh processes. Each round:
  * start in the round's order, load every path (warm-up and one measured run per variant, in the
  * same order: `compare`), hand the round's servers to `afterRound` (a gateway's counters), stop
- * them all. Returns, per path, every variant's runs summarised.
+ * them all (`h.release()`: a variant's start makes the harness own what it starts). Returns, per
+ * path, every variant's runs summarised.
  */
-export async function freshRounds<Role extends string>(
+export async function freshRounds<Role extends string, Start extends RoundContext = RoundStart>(
   settings: BenchSettings,
-  start: RoundStart,
+  start: Start,
   paths: readonly RoundPath[],
   headers: Record<string, string>,
-  variants: ReadonlyArray<RoundVariant<Role>>,
+  variants: ReadonlyArray<RoundVariant<Role, Start>>,
   afterRound: (servers: ReadonlyMap<Role, RoundServer>) => Promise<void> = async () => {},
 ): Promise<RoundResults<Role>> {
   const rounds: Compared[][][] = paths.map(() => []);

@@ -48,8 +48,8 @@ type Wrapped = Pick<StartOptions, 'wrapper'>;
 
 /** Owns every process the bench starts. */
 export class Harness {
-  /** Gateways, ceilings and memory children: stopped after each case. */
-  private readonly servers: PinnedChild[] = [];
+  /** Gateways, ceilings, memory children and adopted processes: stopped after each case or round. */
+  private readonly servers: Array<{ stop(): Promise<void> }> = [];
   /** Simulators: kept for the whole run. */
   private readonly support: PinnedChild[] = [];
   private redis: PrivateRedis | undefined;
@@ -151,6 +151,15 @@ export class Harness {
     return path;
   }
 
+  /**
+   * Makes `server`, a process a case started itself (the workers case's `main.js`), one of the
+   * servers the next `release` stops.
+   */
+  adopt<T extends { stop(): Promise<void> }>(server: T): T {
+    this.servers.push(server);
+    return server;
+  }
+
   /** Stops the gateways and ceilings of the case just run (frees the server core and memory). */
   async release(): Promise<void> {
     await Promise.all(this.servers.splice(0).map((child) => child.stop()));
@@ -176,7 +185,7 @@ export class Harness {
 
   private async own(
     started: Promise<PinnedChild>,
-    list: PinnedChild[] = this.servers,
+    list: Array<{ stop(): Promise<void> }> = this.servers,
   ): Promise<PinnedChild> {
     const child = await started;
     list.push(child);

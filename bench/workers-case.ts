@@ -1,7 +1,8 @@
 /**
  * One worker against two (server.workers): the real `main.js`, started by the bench with
  * WORKERS=1 and WORKERS=2, both allowed on every core of this host, answering L1 hits of a list
- * page. On a 2-core host the load generator takes one of the two cores, so this shows the cost or
+ * page, on fresh processes every round in alternating start order (fresh-rounds.ts says why). On
+ * a 2-core host the load generator takes one of the two cores, so this shows the cost or
  * gain of the cluster path (the primary's connection hand-off, a second process contending with
  * the load generator) here, not how workers scale on a many-core pod; the notes say so.
  */
@@ -9,8 +10,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { compare, round, rowOf, type CaseResult } from './context.js';
+import { round, rowOf, type CaseResult } from './context.js';
 import { freePort } from './free-port.js';
+import { freshRounds, roundVariant, type RoundServer } from './fresh-rounds.js';
 import type { Harness, SimHandle } from './harness.js';
 import { clientHeaders, hitPaths } from './hit-cases.js';
 import { canPin, RUNTIME_ENV } from './pinned-child.js';
@@ -19,12 +21,18 @@ import { canPin, RUNTIME_ENV } from './pinned-child.js';
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const READY_TIMEOUT_MS = 20_000;
 
-/** A gateway process (a primary and its workers when workers > 1). */
-interface Running {
-  port: number;
-  /** CPU of the gateway's processes so far, µs, from its own /metrics (summed over workers). */
-  cpu: () => Promise<number>;
+/**
+ * A gateway process (a primary and its workers when workers > 1); `cpu` is from its own /metrics,
+ * summed over the workers.
+ */
+interface Running extends RoundServer {
   stop: () => Promise<void>;
+}
+
+/** What each round's gateways are started from. */
+interface WorkersStart {
+  readonly h: Harness;
+  readonly sim: SimHandle;
 }
 
 async function scrape(adminPort: number): Promise<string | undefined> {
@@ -73,12 +81,15 @@ async function start(sim: SimHandle, workers: number): Promise<Running> {
     // With workers, the primary's gauge; a single process is ready once it scrapes at all.
     if (text !== undefined && (workers === 1 || sample(text, 'recgw_workers_ready') === workers))
       break;
-    if (Date.now() > deadline || child.exitCode !== null)
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
       throw new Error(`gateway with ${workers} worker(s) did not become ready`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return {
     port,
+    pid: child.pid ?? -1,
     cpu: async () => sample((await scrape(adminPort)) ?? '', 'process_cpu_seconds_total') * 1e6,
     stop: async () => {
       child.kill('SIGTERM');
@@ -89,36 +100,39 @@ async function start(sim: SimHandle, workers: number): Promise<Running> {
 
 /** The workers case: L1 hits of a list page with one worker and with two, on every core. */
 export async function workersCase(h: Harness, sim: SimHandle): Promise<CaseResult> {
-  const one = await start(sim, 1);
-  const two = await start(sim, 2);
-  try {
-    const headers = clientHeaders(sim);
-    const { label, path } = hitPaths(sim)[0]!;
-    // Each worker's first request for the page is its miss; the warm-up run of compare() makes them.
-    const compared = await compare(h.settings, [
-      { label: `${label}: 1 worker, every core`, port: one.port, path, headers, cpu: one.cpu },
-      { label: `${label}: 2 workers, every core`, port: two.port, path, headers, cpu: two.cpu },
-    ]);
-    const [single, pair] = [compared[0]!, compared[1]!];
-    const ratio = pair.rps / single.rps;
-    return {
-      name: 'workers',
-      rows: [rowOf(single), rowOf(pair, single)],
-      checks: [
-        {
-          target: 'two workers serve at least as many L1 hits/s as one (this host)',
-          measured: `${round(ratio, 3)}×`,
-          met: ratio >= 1,
-        },
-      ],
-      notes: [
-        `Host: ${cpus().length} cores, shared by the load generator (pinned to CPU 0), the simulator and the gateway's processes. ` +
-          'The second worker competes with the load generator for its core, so this ratio shows what the cluster path costs or gains on this host, ' +
-          'not the scaling on a pod whose cores all serve traffic. ' +
-          'CPU per request is summed over the primary and every worker (process_cpu_seconds_total from the aggregated /metrics).',
-      ],
-    };
-  } finally {
-    await Promise.all([one.stop(), two.stop()]);
-  }
+  const { label, path } = hitPaths(sim)[0]!;
+  // Each worker's first request for the page is its miss; each round's warm-up run makes them.
+  const [byRole] = await freshRounds(
+    h.settings,
+    { h, sim },
+    [{ label, path }],
+    clientHeaders(sim),
+    [
+      roundVariant('one', '1 worker, every core', (s: WorkersStart) =>
+        start(s.sim, 1).then((running) => s.h.adopt(running)),
+      ),
+      roundVariant('two', '2 workers, every core', (s: WorkersStart) =>
+        start(s.sim, 2).then((running) => s.h.adopt(running)),
+      ),
+    ],
+  );
+  const [single, pair] = [byRole!.get('one')!, byRole!.get('two')!];
+  const ratio = pair.rps / single.rps;
+  return {
+    name: 'workers',
+    rows: [rowOf(single), rowOf(pair, single)],
+    checks: [
+      {
+        target: 'two workers serve at least as many L1 hits/s as one (this host)',
+        measured: `${round(ratio, 3)}×`,
+        met: ratio >= 1,
+      },
+    ],
+    notes: [
+      `Host: ${cpus().length} cores, shared by the load generator (pinned to CPU 0), the simulator and the gateway's processes. ` +
+        'The second worker competes with the load generator for its core, so this ratio shows what the cluster path costs or gains on this host, ' +
+        'not the scaling on a pod whose cores all serve traffic. ' +
+        'CPU per request is summed over the primary and every worker (process_cpu_seconds_total from the aggregated /metrics).',
+    ],
+  };
 }
