@@ -43,13 +43,18 @@ export interface SimHandle extends SimInfo {
   total: () => Promise<number>;
 }
 
+/** Anything the harness stops: a pinned child, or a process a case started itself. */
+interface Stoppable {
+  stop(): Promise<void>;
+}
+
 /** A server child's optional wrapper command (callgrind, for the instruction counts). */
 type Wrapped = Pick<StartOptions, 'wrapper'>;
 
 /** Owns every process the bench starts. */
 export class Harness {
   /** Gateways, ceilings, memory children and adopted processes: stopped after each case or round. */
-  private readonly servers: Array<{ stop(): Promise<void> }> = [];
+  private readonly servers: Stoppable[] = [];
   /** Simulators: kept for the whole run. */
   private readonly support: PinnedChild[] = [];
   private redis: PrivateRedis | undefined;
@@ -155,7 +160,7 @@ export class Harness {
    * Makes `server`, a process a case started itself (the workers case's `main.js`), one of the
    * servers the next `release` stops.
    */
-  adopt<T extends { stop(): Promise<void> }>(server: T): T {
+  adopt<T extends Stoppable>(server: T): T {
     this.servers.push(server);
     return server;
   }
@@ -185,7 +190,7 @@ export class Harness {
 
   private async own(
     started: Promise<PinnedChild>,
-    list: Array<{ stop(): Promise<void> }> = this.servers,
+    list: Stoppable[] = this.servers,
   ): Promise<PinnedChild> {
     const child = await started;
     list.push(child);

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { round, rowOf, type CaseResult } from './context.js';
 import { freePort } from './free-port.js';
-import { freshRounds, roundVariant, type RoundServer } from './fresh-rounds.js';
+import { freshRounds, roundVariant, type RoundContext, type RoundServer } from './fresh-rounds.js';
 import type { Harness, SimHandle } from './harness.js';
 import { clientHeaders, hitPaths } from './hit-cases.js';
 import { canPin, RUNTIME_ENV } from './pinned-child.js';
@@ -30,8 +30,7 @@ interface Running extends RoundServer {
 }
 
 /** What each round's gateways are started from. */
-interface WorkersStart {
-  readonly h: Harness;
+interface WorkersStart extends RoundContext {
   readonly sim: SimHandle;
 }
 
@@ -49,8 +48,11 @@ function sample(text: string, name: string): number {
   return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
 }
 
-/** Starts the gateway (`main.js`) on every core (the bench itself is pinned to the load core) and waits for all workers. */
-async function start(sim: SimHandle, workers: number): Promise<Running> {
+/**
+ * Starts the gateway (`main.js`) on every core (the bench itself is pinned to the load core),
+ * waits for all workers, and gives it to the harness, whose release ends the round.
+ */
+async function start({ h, sim }: WorkersStart, workers: number): Promise<Running> {
   const [port, adminPort] = [await freePort(), await freePort()];
   // os.cpus(), not availableParallelism(): the latter counts this process's pinning (one core).
   const cores = Array.from({ length: cpus().length }, (_, i) => i).join(',');
@@ -87,7 +89,7 @@ async function start(sim: SimHandle, workers: number): Promise<Running> {
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return {
+  return h.adopt({
     port,
     pid: child.pid ?? -1,
     cpu: async () => sample((await scrape(adminPort)) ?? '', 'process_cpu_seconds_total') * 1e6,
@@ -95,7 +97,7 @@ async function start(sim: SimHandle, workers: number): Promise<Running> {
       child.kill('SIGTERM');
       await exited;
     },
-  };
+  });
 }
 
 /** The workers case: L1 hits of a list page with one worker and with two, on every core. */
@@ -108,12 +110,8 @@ export async function workersCase(h: Harness, sim: SimHandle): Promise<CaseResul
     [{ label, path }],
     clientHeaders(sim),
     [
-      roundVariant('one', '1 worker, every core', (s: WorkersStart) =>
-        start(s.sim, 1).then((running) => s.h.adopt(running)),
-      ),
-      roundVariant('two', '2 workers, every core', (s: WorkersStart) =>
-        start(s.sim, 2).then((running) => s.h.adopt(running)),
-      ),
+      roundVariant('one', '1 worker, every core', (s: WorkersStart) => start(s, 1)),
+      roundVariant('two', '2 workers, every core', (s: WorkersStart) => start(s, 2)),
     ],
   );
   const [single, pair] = [byRole!.get('one')!, byRole!.get('two')!];

@@ -8,8 +8,8 @@ import type { BenchSettings } from '../../../bench/context.js';
 import {
   freshRounds,
   roundVariant,
+  type RoundContext,
   type RoundServer,
-  type RoundStart,
 } from '../../../bench/fresh-rounds.js';
 import type { Harness } from '../../../bench/harness.js';
 
@@ -61,11 +61,8 @@ void t.test(
         );
       },
     } as unknown as Harness;
-    const start: RoundStart = {
-      h,
-      answers: [],
-      gateway: () => Promise.reject(new Error('unused')),
-    };
+    // The least a start context holds (as the workers case's): the harness whose release ends a round.
+    const start: RoundContext = { h };
     const handedOver: string[][] = [];
     const results = await freshRounds(
       settings,
@@ -76,8 +73,8 @@ void t.test(
       ],
       {},
       [
-        roundVariant('first', 'first server', () => serve('first', round)),
-        roundVariant('second', 'second server', () => serve('second', round)),
+        roundVariant('first', 'first server', (_: RoundContext) => serve('first', round)),
+        roundVariant('second', 'second server', (_: RoundContext) => serve('second', round)),
       ],
       (servers) => {
         handedOver.push([...servers.keys()]);
