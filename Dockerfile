@@ -36,7 +36,7 @@ FROM ${NODE_IMAGE} AS runtime
 WORKDIR /app
 ENV NODE_ENV=production NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
 # glibc: allocations of 128 KiB and up (the L1 arena's segments) always get their own mapping, so a
-# freed segment returns to the system instead of leaving a hole in the heap (README, Operations).
+# freed segment returns to the system instead of leaving a hole in the heap (docs/operations.md).
 ENV MALLOC_MMAP_THRESHOLD_=131072
 COPY package.json package-lock.json ./
 # --ignore-scripts also skips our own `prepare` (the compiler is a dev dependency; dist/ comes from

@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config/load.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const deployDir = join(root, 'deploy');
 const PROMTOOL_MISSING =
-  'promtool is not on PATH: apt-get install -y --no-install-recommends prometheus (Debian/Ubuntu), or see README, Development';
+  'promtool is not on PATH: apt-get install -y --no-install-recommends prometheus (Debian/Ubuntu), or see docs/development.md';
 
 interface Service {
   image?: string;

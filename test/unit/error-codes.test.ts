@@ -1,4 +1,4 @@
-// Every error code has one row in the README's "Error codes" table, with its status.
+// Every error code has one row in the "Error codes" table of docs/api.md, with its status.
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { ERROR_CODES } from '../../src/errors.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const section = readme.slice(
-  readme.indexOf('### Error codes'),
-  readme.indexOf('\n### ', readme.indexOf('### Error codes') + 1),
+const api = readFileSync(join(root, 'docs/api.md'), 'utf8');
+const section = api.slice(
+  api.indexOf('## Error codes'),
+  api.indexOf('\n## ', api.indexOf('## Error codes') + 1),
 );
 /** code → status, from the table rows. */
 const documented = new Map(
@@ -40,7 +40,7 @@ function literalUses(): Array<{ code: string; status?: number }> {
   return uses;
 }
 
-void t.test('every code of src/errors.ts is in the README table with its status', (t) => {
+void t.test('every code of src/errors.ts is in the docs/api.md table with its status', (t) => {
   t.ok(documented.size >= Object.keys(ERROR_CODES).length, `${documented.size} rows`);
   for (const [code, { status }] of Object.entries(ERROR_CODES))
     t.equal(documented.get(code), status, code);

@@ -65,7 +65,7 @@ void t.test('bad input is answered with a JSON 4xx and never reaches the upstrea
   t.equal(post.headers['allow'], 'GET, HEAD');
 });
 
-// README "Check order": Host, route, method, Accept, parameters, key present, failed-key limit,
+// docs/api.md "Check order": Host, route, method, Accept, parameters, key present, failed-key limit,
 // key verdict. Each request below has two faults; the earlier check must be the one that answers.
 void t.test('with two faults, the earlier check in the documented order answers', async (t) => {
   const gw = await startGateway(t);

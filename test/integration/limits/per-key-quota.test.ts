@@ -140,7 +140,7 @@ void t.test(
     const onA = await perInstance(a);
     const onB = await perInstance(b);
     // Each instance allows the whole quota (the count kept in Redis is out of reach), within one
-    // request of GCRA tolerance: up to twice the quota across the two, as the README states.
+    // request of GCRA tolerance: up to twice the quota across the two, as docs/api.md states.
     for (const [name, allowed] of [
       ['a', onA],
       ['b', onB],

@@ -101,7 +101,7 @@ void t.test(
     const gateway = [...exposed].filter(
       (name) => name.startsWith('recgw_') && !/_(bucket|sum|count)$/.test(name),
     );
-    // Beyond A7: the reload counters, refused writes of a full Redis, workspaces' own circuits, purge state (README, "The purge guarantee") and per-key quota decisions.
+    // Beyond A7: the reload counters, refused writes of a full Redis, workspaces' own circuits, purge state (docs/purge.md, "The purge guarantee") and per-key quota decisions.
     const extra = [
       'recgw_config_reloads_total',
       'recgw_key_file_reloads_total',

@@ -1,5 +1,5 @@
 // recgw_purge_log_lag_seconds says how long ago the last complete read of the purge log began:
-// under cache.purge.pollInterval while Redis answers, and growing while it does not (README,
+// under cache.purge.pollInterval while Redis answers, and growing while it does not (docs/purge.md,
 // "The purge guarantee": past cache.purge.maxLag, L1 is not trusted).
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
