@@ -153,7 +153,7 @@ void t.test('the dashboard is importable: schema, variables, data source and lay
 });
 
 void t.test(
-  'every alert has for, a severity, summary, description and its README runbook anchor',
+  'every alert has for, a severity, summary, description and its runbook anchor in docs/runbook.md',
   (t) => {
     t.ok(rules.length >= 9, `${rules.length} alerts`);
     for (const rule of rules) {
@@ -165,7 +165,7 @@ void t.test(
       );
       t.equal(
         rule.annotations?.['runbook_url'],
-        `https://github.com/recordings-gateway/recordings-gateway/blob/main/README.md#runbook-${rule.alert.toLowerCase()}`,
+        `https://github.com/recordings-gateway/recordings-gateway/blob/main/docs/runbook.md#${rule.alert.toLowerCase()}`,
         `${rule.alert} runbook anchor`,
       );
     }
