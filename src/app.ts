@@ -24,7 +24,7 @@ import type { Config } from './config/schema.js';
 import { restartOnlyChanges } from './config/restart-only.js';
 import { readSecretFile } from './config/secret-file.js';
 import { adminHandler, hashToken } from './http/admin-handler.js';
-import { onClientError } from './http/client-error.js';
+import { clientErrorListener } from './http/client-error.js';
 import { closeConnectionsAfterEachResponse, drainWait, type DrainWait } from './http/drain.js';
 import { PublicHandler } from './http/public-handler.js';
 import { Quotas } from './limits/quotas.js';
@@ -200,7 +200,10 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     },
     publicHandler.handle,
   );
-  server.on('clientError', onClientError);
+  server.on(
+    'clientError',
+    clientErrorListener((socket) => publicHandler.isClosing(socket)),
+  );
   answerHalfClosedClients(server);
 
   let ready = false;

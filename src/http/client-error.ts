@@ -13,19 +13,30 @@ function codeFor(error: NodeJS.ErrnoException): ErrorCode {
   return 'BAD_REQUEST';
 }
 
-/** The 'clientError' listener. */
-export function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+/**
+ * The 'clientError' listener. `closing` says whether the handler has answered the connection with
+ * "Connection: close" (or is answering it so): nothing more is to be written on it.
+ */
+export function clientErrorListener(
+  closing: (socket: Socket) => boolean,
+): (error: NodeJS.ErrnoException, socket: Socket) => void {
+  return (error, socket) => onClientError(error, socket, closing);
+}
+
+function onClientError(
+  error: NodeJS.ErrnoException,
+  socket: Socket,
+  closing: (socket: Socket) => boolean,
+): void {
   // A reset or aborted connection has nobody left to answer.
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
-  // Nor does a request already being answered (a GET refused for its content, whose malformed
-  // chunk follows in the same packet): a second response would be unsolicited. Close once the
-  // first is flushed. Node's default clientError handling checks the same field.
-  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })
-    ._httpMessage;
-  if (current?.headersSent === true) {
+  // Nor does a request already answered (a GET refused for its content, whose malformed chunk
+  // follows in the same packet): a second response would be unsolicited. The handler marked the
+  // connection as closing when it answered; close it once that answer is flushed.
+  if (closing(socket)) {
     socket.destroySoon();
     return;
   }

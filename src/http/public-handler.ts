@@ -113,6 +113,11 @@ export class PublicHandler {
     this.urlRemaining = deps.metrics.urlRemaining.series({});
   }
 
+  /** True once a connection was answered with "Connection: close": nothing more is written on it. */
+  isClosing(socket: Socket): boolean {
+    return this.closing.has(socket);
+  }
+
   /** Node's 'request' listener. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     // RFC 9112 §9.6: after a response with "Connection: close" no further request on that

@@ -60,13 +60,28 @@ void t.test(
       `retained heap grew ${((heapAfter - heapFull) / MIB).toFixed(2)} MiB for 35,000 workspaces beyond the bound`,
     );
 
-    // A workspace pushed out and purged meanwhile: its reload finds the purge, nothing older is served.
+    // A workspace pushed out and purged meanwhile (through another app, so A hears of it only
+    // from Redis): its reload finds the purge, and the value from before it is not served again,
+    // neither from A's L1 nor from L2.
     const path = `/api/external/v2/recordings/${upstream.recordings[0]!.id}`;
     const first = await servedFetch(a, path, 'ws0');
-    t.ok(first >= 0);
-    const held = a.app.generations.peek(asWorkspaceId('ws0')!);
+    t.ok(first >= 0, 'ws0 served and cached');
+    t.equal(await servedFetch(a, path, 'ws0'), first, 'served from the cache while held');
+    t.not(a.app.generations.peek(asWorkspaceId('ws0')!), undefined, 'ws0 is held');
     await seeWorkspaces(a, 'other', bound);
-    t.not(a.app.generations.peek(asWorkspaceId('ws0')!), held, 'ws0 was pushed out');
-    t.ok((await servedFetch(a, path, 'ws0')) >= first, 'reloaded on its next request');
+    t.equal(a.app.generations.peek(asWorkspaceId('ws0')!), undefined, 'ws0 was pushed out');
+    const [b] = (await startPurgeFleet(t, redis, upstream, 1)) as [TestGateway];
+    const purged = await b.admin('/admin/purge', {
+      method: 'POST',
+      body: JSON.stringify({ workspace: 'ws0' }),
+      headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+    });
+    t.equal(purged.status, 200, 'ws0 purged through B while A had forgotten it');
+    const afterPurge = upstream.nextFetch;
+    t.ok(
+      (await servedFetch(a, path, 'ws0')) >= afterPurge,
+      'reloaded on its next request, and served a value fetched after the purge',
+    );
+    t.not(a.app.generations.peek(asWorkspaceId('ws0')!), undefined, 'ws0 is held again');
   },
 );
