@@ -277,18 +277,18 @@ class RedisTier implements SharedTier {
     policy: QuotaPolicy,
   ): Promise<QuotaDecision | undefined> {
     const key = quotaKey(this.#prefix, workspace, keyHash);
-    const args = [policy.windowMs / policy.requests, policy.windowMs] as const;
+    const args = [Math.round(policy.windowMs * 1000), policy.requests] as const;
     const reply = await this.#guards
       .for(workspace)
       .attempt('quota', () => GCRA.run(this.#client, 1, key, ...args), undefined);
     if (!Array.isArray(reply) || reply.length !== 4) return undefined;
-    const [allowed, remaining, resetMs, retryMs] = reply.map(Number) as [
+    const [allowed, remaining, resetUs, retryUs] = reply.map(Number) as [
       number,
       number,
       number,
       number,
     ];
-    return { allowed: allowed === 1, remaining, resetMs, retryMs };
+    return { allowed: allowed === 1, remaining, resetMs: resetUs / 1000, retryMs: retryUs / 1000 };
   }
 
   async setVerdict(

@@ -5,11 +5,11 @@
  * first (a forgotten key starts with a full quota, the lenient side).
  */
 import { LRUCache } from 'lru-cache';
-import { gcra, type QuotaDecision, type QuotaPolicy } from './gcra.js';
+import { gcra, UNSEEN, type QuotaDecision, type QuotaPolicy, type Tat } from './gcra.js';
 
 /** The in-memory quota table. */
 export class LocalQuotas {
-  private readonly tats: LRUCache<string, number>;
+  private readonly tats: LRUCache<string, Tat>;
 
   constructor(maxKeys: number) {
     this.tats = new LRUCache({ max: maxKeys });
@@ -17,7 +17,7 @@ export class LocalQuotas {
 
   /** Decides one request of `id` (workspace and key hash) at `now` and records it. */
   take(id: string, now: number, policy: QuotaPolicy): QuotaDecision {
-    const { decision, tat } = gcra(this.tats.get(id) ?? 0, now, policy);
+    const { decision, tat } = gcra(this.tats.get(id) ?? UNSEEN, now, policy);
     if (decision.allowed) this.tats.set(id, tat);
     return decision;
   }

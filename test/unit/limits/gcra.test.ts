@@ -2,7 +2,7 @@
 import t from 'tap';
 import { asWorkspaceId } from '../../../src/brands.js';
 import { configWith } from '../../../src/config/load.js';
-import { gcra, type QuotaPolicy } from '../../../src/limits/gcra.js';
+import { gcra, UNSEEN, type QuotaPolicy } from '../../../src/limits/gcra.js';
 import { LocalQuotas } from '../../../src/limits/local-quotas.js';
 import { Quotas } from '../../../src/limits/quotas.js';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
@@ -12,7 +12,7 @@ const POLICY: QuotaPolicy = { name: 'default', requests: 4, windowMs: 60_000 };
 void t.test(
   'a burst of the quota, then one request per window/requests; refusals cost nothing',
   (t) => {
-    let tat = 0;
+    let tat = UNSEEN;
     const now = 1_000_000;
     const remaining: number[] = [];
     for (let i = 0; i < 4; i++) {
