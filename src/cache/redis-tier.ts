@@ -32,7 +32,7 @@ import {
 } from './redis-keys.js';
 import { GCRA_SCRIPT } from '../limits/gcra-script.js';
 import { RedisScript } from './redis-script.js';
-import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
+import type { QuotaPolicy, Reservation } from '../limits/gcra.js';
 import { startPurgeBus } from './redis-purge-bus.js';
 import { PurgeLogReader } from './redis-purge-log.js';
 import {
@@ -275,20 +275,31 @@ class RedisTier implements SharedTier {
     workspace: WorkspaceId,
     keyHash: KeyHash,
     policy: QuotaPolicy,
-  ): Promise<QuotaDecision | undefined> {
+    want: number,
+  ): Promise<Reservation | undefined> {
     const key = quotaKey(this.#prefix, workspace, keyHash);
-    const args = [Math.round(policy.windowMs * 1000), policy.requests] as const;
+    const args = [Math.round(policy.windowMs * 1000), policy.requests, want] as const;
     const reply = await this.#guards
       .for(workspace)
       .attempt('quota', () => GCRA.run(this.#client, 1, key, ...args), undefined);
-    if (!Array.isArray(reply) || reply.length !== 4) return undefined;
-    const [allowed, remaining, resetUs, retryUs] = reply.map(Number) as [
+    if (!Array.isArray(reply) || reply.length !== 7) return undefined;
+    const [granted, remaining, resetUs, retryUs, nowUs, startUs, startPart] = reply.map(Number) as [
+      number,
+      number,
+      number,
       number,
       number,
       number,
       number,
     ];
-    return { allowed: allowed === 1, remaining, resetMs: resetUs / 1000, retryMs: retryUs / 1000 };
+    return {
+      granted,
+      remaining,
+      resetMs: resetUs / 1000,
+      retryMs: retryUs / 1000,
+      nowUs,
+      start: { us: startUs, part: startPart, per: policy.requests },
+    };
   }
 
   async setVerdict(

@@ -2,7 +2,7 @@
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { Generation, ResourceKey } from './keys.js';
 import type { StoredValue } from './entry.js';
-import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
+import type { QuotaPolicy, Reservation } from '../limits/gcra.js';
 
 /** What the purge log tells the local generation table (generations.ts). */
 export interface PurgeListener {
@@ -54,15 +54,16 @@ export interface SharedTier {
     ttlMs: number,
   ): Promise<LockOutcome>;
   /**
-   * Decides one request of a key against its quota, shared by every instance; undefined when
-   * Redis cannot say (the caller then counts on this instance). Optional: a tier without it
-   * leaves quotas per instance.
+   * Reserves up to `want` slots of a key's quota (limits/gcra.ts), shared by every instance;
+   * undefined when Redis cannot say (the caller then counts on this instance). Optional: a tier
+   * without it leaves quotas per instance.
    */
   quota?(
     workspace: WorkspaceId,
     keyHash: KeyHash,
     policy: QuotaPolicy,
-  ): Promise<QuotaDecision | undefined>;
+    want: number,
+  ): Promise<Reservation | undefined>;
   /** The workspace's generation in Redis (drawn afresh when Redis holds none); undefined when Redis cannot say. */
   loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined>;
   /**

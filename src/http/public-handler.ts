@@ -24,7 +24,7 @@ import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
 import { GatewayError, KeyRefused } from '../errors.js';
-import type { QuotaPolicy } from '../limits/gcra.js';
+import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
 import type { Quotas } from '../limits/quotas.js';
 import { setRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -198,10 +198,20 @@ export class PublicHandler {
       trace.lookup = lookup;
       const verified = this.deps.keys.known(lookup, config.auth.mode, now);
       const generation = this.deps.readThrough.generation(workspace);
-      // With a quota in force every request awaits its count, so none takes the fast path.
+      // With a quota in force, a request decided now (from its key's lease, or counted here)
+      // may still take the fast path; one whose count must wait for Redis cannot.
       const quota = this.deps.quotas.policyFor(workspace, config);
-      if (verified !== undefined && quota === null && !(generation instanceof Promise)) {
+      const decided =
+        quota === null
+          ? undefined
+          : this.deps.quotas.decide(lookup.workspace, lookup.keyHash, quota);
+      if (
+        verified !== undefined &&
+        (quota === null || decided !== undefined) &&
+        !(generation instanceof Promise)
+      ) {
         // The fast path: a verified key and a fresh L1 entry. Nothing here awaits.
+        if (quota !== null) applyQuota(res, quota, decided!);
         lookup.trace = trace.span;
         const l1Started = trace.span === null ? 0 : performance.now();
         const entry = this.deps.readThrough.hit(verified, generation, now);
@@ -213,7 +223,7 @@ export class PublicHandler {
           return;
         }
       }
-      void this.serveSlow(req, res, trace, lookup, verified, generation, quota);
+      void this.serveSlow(req, res, trace, lookup, verified, generation, quota, decided);
     } catch (error) {
       this.fail(req, res, trace, error);
     }
@@ -228,6 +238,7 @@ export class PublicHandler {
     peeked: (ResourceLookup & VerifiedCaller) | undefined,
     generationOrLoad: Generation | Promise<Generation>,
     quota: QuotaPolicy | null,
+    decided: QuotaDecision | undefined,
   ): Promise<void> {
     try {
       // Read now, while the socket is surely open: a failed key found later is charged to it.
@@ -235,12 +246,9 @@ export class PublicHandler {
       if (quota !== null) {
         // Counted before the key's verdict and the cache: every answer from here on, a 429 or
         // not, carries the key's RateLimit headers.
-        const decision = await this.deps.quotas.take(lookup.workspace, lookup.keyHash, quota);
-        if (!res.destroyed) setRateLimitHeaders(res, quota, decision);
-        if (!decision.allowed)
-          throw new GatewayError('QUOTA_EXCEEDED', undefined, {
-            retryAfter: Math.max(1, Math.ceil(decision.retryMs / 1000)),
-          });
+        const decision =
+          decided ?? (await this.deps.quotas.take(lookup.workspace, lookup.keyHash, quota));
+        applyQuota(res, quota, decision);
       }
       // Without recorded spans a client's traceparent is still passed on; read only off the fast path.
       trace.span ??= this.deps.tracing.carry(req.headers);
@@ -366,4 +374,16 @@ export class PublicHandler {
       });
     }
   }
+}
+
+/**
+ * Every answer from the quota check on, a 429 or not, carries the key's RateLimit headers; a
+ * request over the quota ends here.
+ */
+function applyQuota(res: ServerResponse, quota: QuotaPolicy, decision: QuotaDecision): void {
+  if (!res.destroyed) setRateLimitHeaders(res, quota, decision);
+  if (!decision.allowed)
+    throw new GatewayError('QUOTA_EXCEEDED', undefined, {
+      retryAfter: Math.max(1, Math.ceil(decision.retryMs / 1000)),
+    });
 }

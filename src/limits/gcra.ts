@@ -48,19 +48,44 @@ function divide(a: number, b: number): { q: number; rem: number } {
 }
 
 /**
- * Decides one request against a key's TAT at `nowMs`; returns the decision and the TAT to keep
- * (unchanged when denied: a refused request costs nothing, so a client that waits its
- * Retry-After is let through).
+ * Most slots one reservation may take: `granted` × the interval's fraction stays below 2^53
+ * for any quota, and a lease never hides more than this from the other instances.
  */
-export function gcra(
+export const MAX_GRANT = 1_000_000;
+
+/** A reservation of up to `want` consecutive slots of a key's quota, decided at one instant. */
+export interface Reservation {
+  /** Slots granted, 0 when refused: at most `want`, and at most half of what was left (but one). */
+  readonly granted: number;
+  /** Slots still available at once after the grant. */
+  readonly remaining: number;
+  /** Milliseconds until the whole quota is available again. */
+  readonly resetMs: number;
+  /** Refused only: milliseconds until one more slot is available. */
+  readonly retryMs: number;
+  /** The instant decided at (µs of the clock that decided: Redis' own in the script). */
+  readonly nowUs: number;
+  /** Where the first granted slot begins: the TAT before the grant, or now if that was past. */
+  readonly start: Tat;
+}
+
+/**
+ * Reserves up to `want` slots of a key at `nowUs`: the GCRA step for `granted` requests at once.
+ * Returns the reservation and the TAT to keep (unchanged when refused: a refused request costs
+ * nothing, so a client that waits its Retry-After is let through). At most half of the slots
+ * left are granted (but always one when any is left), so near the limit every request is
+ * decided here, one at a time, and far from it another instance still finds as many as this one
+ * took.
+ */
+export function reserve(
   tat: Tat,
-  nowMs: number,
+  nowUs: number,
   policy: QuotaPolicy,
-): { decision: QuotaDecision; tat: Tat } {
+  want: number,
+): { reservation: Reservation; tat: Tat } {
   const per = policy.requests;
   const windowUs = Math.round(policy.windowMs * 1000);
-  const step = divide(windowUs, per);
-  const now = Math.floor(nowMs * 1000);
+  const now = Math.floor(nowUs);
   let { us, part } = tat;
   // A TAT counted under another quota (a reload): its fraction in the new denominator, rounded
   // up, the strict side.
@@ -70,31 +95,64 @@ export function gcra(
   }
   // start = max(TAT, now)
   if (us < now || (us === now && part === 0)) [us, part] = [now, 0];
-  let nextUs = us + step.q;
-  let nextPart = part + step.rem;
-  if (nextPart >= per) [nextUs, nextPart] = [nextUs + 1, nextPart - per];
-  // Allowed when next - window <= now.
-  const allowAtUs = nextUs - windowUs;
-  if (allowAtUs > now || (allowAtUs === now && nextPart > 0)) {
-    return {
-      decision: {
-        allowed: false,
-        remaining: 0,
-        resetMs: (us - now + part / per) / 1000,
-        retryMs: (allowAtUs - now + nextPart / per) / 1000,
-      },
-      tat,
+  const start: Tat = { us, part, per };
+  // Slots available: whole intervals in (start, now + window], floor(per·(now + window − start) / window).
+  const available = divide(per * (now + windowUs - us) - part, windowUs).q;
+  if (available < 1) {
+    const step = divide(windowUs, per);
+    let allowUs = us + step.q - windowUs;
+    let allowPart = part + step.rem;
+    if (allowPart >= per) [allowUs, allowPart] = [allowUs + 1, allowPart - per];
+    const reservation: Reservation = {
+      granted: 0,
+      remaining: 0,
+      resetMs: (us - now + part / per) / 1000,
+      retryMs: (allowUs - now + allowPart / per) / 1000,
+      nowUs: now,
+      start,
     };
+    return { reservation, tat };
   }
-  // Whole intervals left in (next - now, window]: floor(per * (window - (next - now)) / window).
-  const left = divide(per * (windowUs - (nextUs - now)) - nextPart, windowUs).q;
+  const granted = Math.max(1, Math.min(want, MAX_GRANT, Math.floor(available / 2)));
+  const end = slotEnd(start, granted, windowUs);
+  const reservation: Reservation = {
+    granted,
+    remaining: available - granted,
+    resetMs: (end.us - now + end.part / per) / 1000,
+    retryMs: 0,
+    nowUs: now,
+    start,
+  };
+  return { reservation, tat: end };
+}
+
+/** start + n intervals (window / start.per each), exactly. */
+export function slotEnd(start: Tat, n: number, windowUs: number): Tat {
+  const per = start.per;
+  const step = divide(windowUs, per);
+  const carried = divide(start.part + n * step.rem, per);
+  return { us: start.us + n * step.q + carried.q, part: carried.rem, per };
+}
+
+/**
+ * Decides one request against a key's TAT at `nowMs`; returns the decision and the TAT to keep
+ * (unchanged when denied).
+ */
+export function gcra(
+  tat: Tat,
+  nowMs: number,
+  policy: QuotaPolicy,
+): { decision: QuotaDecision; tat: Tat } {
+  const { reservation, tat: next } = reserve(tat, nowMs * 1000, policy, 1);
+  return { decision: decisionOf(reservation), tat: next };
+}
+
+/** The decision for the request a reservation of one slot (or more) was made for. */
+export function decisionOf(reservation: Reservation): QuotaDecision {
   return {
-    decision: {
-      allowed: true,
-      remaining: Math.max(0, left),
-      resetMs: (nextUs - now + nextPart / per) / 1000,
-      retryMs: 0,
-    },
-    tat: { us: nextUs, part: nextPart, per },
+    allowed: reservation.granted > 0,
+    remaining: reservation.remaining,
+    resetMs: reservation.resetMs,
+    retryMs: reservation.retryMs,
   };
 }

@@ -2,29 +2,69 @@
  * Per-key quotas (limits.perKey, off by default; overrides under workspaces.<name>.limits):
  * each request with an API key counts against that key's quota in its workspace, cache hits
  * included, since the quota guards the gateway and the tenants' fair share, not only the
- * upstream. Counted in Redis when there is one (one GCRA script per request, shared by every
- * instance); per instance while Redis cannot answer, or without it.
+ * upstream. Counted in Redis when there is one, shared by every instance; per instance while
+ * Redis cannot answer, or without it.
+ *
+ * A request to Redis per request would halve the hit path, so a key's slots are reserved in
+ * leases (quota-lease.ts, which says why that admits no more than the quota): one script call
+ * reserves the slots of the requests waiting for it plus, while the key is far from its limit,
+ * the next LEASE_SPAN_MS of its rate; the requests that follow are decided here, synchronously,
+ * until the lease is spent or its slots have passed. Near the limit the script grants at most
+ * half of what is left, so the last slots are decided one request at a time, and a refusal is
+ * remembered until its Retry-After, when no instance could be granted a slot anyway.
  */
+import { performance } from 'node:perf_hooks';
+import { LRUCache } from 'lru-cache';
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { SharedTier } from '../cache/shared-tier.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import type { QuotaDecision, QuotaPolicy } from './gcra.js';
+import {
+  MAX_GRANT,
+  decisionOf,
+  type QuotaDecision,
+  type QuotaPolicy,
+  type Reservation,
+} from './gcra.js';
 import { LocalQuotas } from './local-quotas.js';
+import { QuotaLease } from './quota-lease.js';
+
+/**
+ * How much of a key's rate one lease reserves beyond the requests waiting for it. The slots a
+ * lease holds are out of other instances' reach until spent or passed, so this bounds what a
+ * burst spread over several instances may find taken (none for a quota of fewer than two
+ * requests per span: such a key is decided in Redis request by request).
+ */
+const LEASE_SPAN_MS = 25;
 
 /** Collaborators of the quotas. */
 export interface QuotasDeps {
   readonly l2: SharedTier | null;
   readonly clock: Clock;
   readonly metrics: GatewayMetrics;
-  /** limits.perKey.maxLocalKeys: keys tracked per instance while counting locally. */
+  /** limits.perKey.maxLocalKeys: keys tracked per instance (counted locally, or leased). */
   readonly maxLocalKeys: number;
+  /** Monotonic milliseconds, for spending leases; performance.now by default. */
+  readonly monotonic?: () => number;
+}
+
+/** What this instance holds for one key counted in Redis. */
+interface KeyState {
+  lease: QuotaLease | undefined;
+  /** The last refusal, and the local instant until which Redis would refuse again. */
+  refusal: { reservation: Reservation; policy: QuotaPolicy; untilMs: number } | undefined;
+  /** The call in flight: 'failed' when Redis could not answer. */
+  pending: Promise<'done' | 'failed'> | undefined;
+  /** Requests parked on the call in flight. */
+  waiting: number;
 }
 
 /** The quota service of one app. */
 export class Quotas {
   private readonly local: LocalQuotas;
+  private readonly keys: LRUCache<string, KeyState>;
+  private readonly monotonic: () => number;
   /** The config the memo below was made from: a reload brings a new object, and a fresh memo. */
   private config: Config | undefined;
   private anyOn = false;
@@ -37,6 +77,8 @@ export class Quotas {
 
   constructor(private readonly deps: QuotasDeps) {
     this.local = new LocalQuotas(deps.maxLocalKeys);
+    this.keys = new LRUCache({ max: deps.maxLocalKeys });
+    this.monotonic = deps.monotonic ?? (() => performance.now());
     const series = (result: 'allowed' | 'limited', source: 'redis' | 'local') =>
       deps.metrics.quotaDecisions.labels({ result, source });
     this.counted = {
@@ -56,21 +98,99 @@ export class Quotas {
     return own === undefined ? this.defaultPolicy : own;
   }
 
-  /** Counts one request of a key and decides it: in Redis, or here when Redis cannot answer. */
+  /**
+   * Counts one request of a key and decides it now, without awaiting: from its lease or its
+   * last refusal, or here when there is no Redis or it is down. Undefined when Redis must be
+   * asked (take).
+   */
+  decide(workspace: WorkspaceId, keyHash: KeyHash, policy: QuotaPolicy): QuotaDecision | undefined {
+    const l2 = this.deps.l2;
+    const id = `${workspace}\n${keyHash}`;
+    if (l2?.quota === undefined || !l2.up) return this.decideLocally(id, policy);
+    const state = this.keys.get(id);
+    if (state === undefined) return undefined;
+    const now = this.monotonic();
+    const leased = state.lease?.holds(policy) === true ? state.lease.take(now) : undefined;
+    if (leased !== undefined) return this.count('redis', leased);
+    const refusal = state.refusal;
+    if (refusal !== undefined && refusal.policy === policy && now < refusal.untilMs) {
+      const { reservation } = refusal;
+      return this.count('redis', {
+        allowed: false,
+        remaining: 0,
+        resetMs: Math.max(0, reservation.resetMs - (now - (refusal.untilMs - reservation.retryMs))),
+        retryMs: refusal.untilMs - now,
+      });
+    }
+    return undefined;
+  }
+
+  /** Counts one request of a key and decides it: now when it can, else in Redis. */
   async take(
     workspace: WorkspaceId,
     keyHash: KeyHash,
     policy: QuotaPolicy,
   ): Promise<QuotaDecision> {
-    const shared =
-      this.deps.l2?.quota === undefined
-        ? undefined
-        : await this.deps.l2.quota(workspace, keyHash, policy);
-    const decision =
-      shared ?? this.local.take(`${workspace}\n${keyHash}`, this.deps.clock.now(), policy);
-    this.counted[shared === undefined ? 'local' : 'redis'][
-      decision.allowed ? 'allowed' : 'limited'
-    ].inc();
+    const id = `${workspace}\n${keyHash}`;
+    for (;;) {
+      const decided = this.decide(workspace, keyHash, policy);
+      if (decided !== undefined) return decided;
+      let state = this.keys.get(id);
+      if (state === undefined) {
+        state = { lease: undefined, refusal: undefined, pending: undefined, waiting: 0 };
+        this.keys.set(id, state);
+      }
+      if (state.pending === undefined) return this.ask(state, id, workspace, keyHash, policy);
+      // One call per key at a time: the others park on it, then spend what it brought.
+      state.waiting++;
+      const outcome = await state.pending;
+      state.waiting--;
+      if (outcome === 'failed') return this.decideLocally(id, policy);
+    }
+  }
+
+  /** Reserves this request's slot, the parked requests' and a lease's in one call. */
+  private async ask(
+    state: KeyState,
+    id: string,
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    policy: QuotaPolicy,
+  ): Promise<QuotaDecision> {
+    // This request and those still parked on the call that just ended: they will want slots too.
+    const demand = 1 + state.waiting;
+    const span = Math.floor((LEASE_SPAN_MS * policy.requests) / policy.windowMs);
+    const want = Math.min(MAX_GRANT, Math.max(demand, span >= 2 ? span : 0));
+    let settle: (outcome: 'done' | 'failed') => void = () => {};
+    state.pending = new Promise((resolve) => (settle = resolve));
+    const sentMs = this.monotonic();
+    try {
+      const reservation = await this.deps.l2!.quota!(workspace, keyHash, policy, want);
+      if (reservation === undefined) {
+        settle('failed');
+        return this.decideLocally(id, policy);
+      }
+      if (reservation.granted === 0) {
+        state.lease = undefined;
+        state.refusal = { reservation, policy, untilMs: sentMs + reservation.retryMs };
+        settle('done');
+        return this.count('redis', decisionOf(reservation));
+      }
+      state.refusal = undefined;
+      state.lease = new QuotaLease(reservation, policy, sentMs, demand);
+      settle('done');
+      return this.count('redis', state.lease.take(this.monotonic()) ?? decisionOf(reservation));
+    } finally {
+      state.pending = undefined;
+    }
+  }
+
+  private decideLocally(id: string, policy: QuotaPolicy): QuotaDecision {
+    return this.count('local', this.local.take(id, this.deps.clock.now(), policy));
+  }
+
+  private count(source: 'redis' | 'local', decision: QuotaDecision): QuotaDecision {
+    this.counted[source][decision.allowed ? 'allowed' : 'limited'].inc();
     return decision;
   }
 

@@ -34,7 +34,7 @@ void t.test(
       await tier.set(ACME, generation, [[key, makeEntry()]]);
       const lock = await tier.tryLock(ACME, generation, key, 1000);
       if (lock.state === 'acquired') await lock.release();
-      await tier.quota!(ACME, HASH, { name: 'default', requests: 100, windowMs: 60_000 });
+      await tier.quota!(ACME, HASH, { name: 'default', requests: 100, windowMs: 60_000 }, 1);
     }
     const steady = await scriptCalls(raw);
     // Each of the three scripts is loaded by at most one EVAL, after its first NOSCRIPT.
