@@ -32,7 +32,7 @@ import {
 } from './redis-keys.js';
 import { GCRA_SCRIPT } from '../limits/gcra-script.js';
 import { RedisScript } from './redis-script.js';
-import type { QuotaPolicy, Reservation } from '../limits/gcra.js';
+import type { QuotaPolicy, Reservation, Want } from '../limits/gcra.js';
 import { startPurgeBus } from './redis-purge-bus.js';
 import { PurgeLogReader } from './redis-purge-log.js';
 import {
@@ -275,10 +275,16 @@ class RedisTier implements SharedTier {
     workspace: WorkspaceId,
     keyHash: KeyHash,
     policy: QuotaPolicy,
-    want: number,
+    want: Want,
   ): Promise<Reservation | undefined> {
     const key = quotaKey(this.#prefix, workspace, keyHash);
-    const args = [Math.round(policy.windowMs * 1000), policy.requests, want] as const;
+    const args = [
+      Math.round(policy.windowMs * 1000),
+      policy.requests,
+      want.demand,
+      want.lease,
+      Math.floor(want.holdUs),
+    ] as const;
     const reply = await this.#guards
       .for(workspace)
       .attempt('quota', () => GCRA.run(this.#client, 1, key, ...args), undefined);

@@ -2,7 +2,7 @@
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { Generation, ResourceKey } from './keys.js';
 import type { StoredValue } from './entry.js';
-import type { QuotaPolicy, Reservation } from '../limits/gcra.js';
+import type { QuotaPolicy, Reservation, Want } from '../limits/gcra.js';
 
 /** What the purge log tells the local generation table (generations.ts). */
 export interface PurgeListener {
@@ -54,7 +54,7 @@ export interface SharedTier {
     ttlMs: number,
   ): Promise<LockOutcome>;
   /**
-   * Reserves up to `want` slots of a key's quota (limits/gcra.ts), shared by every instance;
+   * Reserves slots of a key's quota (limits/gcra.ts), shared by every instance;
    * undefined when Redis cannot say (the caller then counts on this instance). Optional: a tier
    * without it leaves quotas per instance.
    */
@@ -62,7 +62,7 @@ export interface SharedTier {
     workspace: WorkspaceId,
     keyHash: KeyHash,
     policy: QuotaPolicy,
-    want: number,
+    want: Want,
   ): Promise<Reservation | undefined>;
   /** The workspace's generation in Redis (drawn afresh when Redis holds none); undefined when Redis cannot say. */
   loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined>;

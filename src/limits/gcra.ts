@@ -65,23 +65,42 @@ export interface Reservation {
   readonly retryMs: number;
   /** The instant decided at (µs of the clock that decided: Redis' own in the script). */
   readonly nowUs: number;
-  /** Where the first granted slot begins: the TAT before the grant, or now if that was past. */
+  /** Where the first granted slot begins: the TAT before the grant, or now (or now + hold) if that was past. */
   readonly start: Tat;
 }
 
+/** What one reservation asks for. */
+export interface Want {
+  /** Slots for requests already waiting: at least 1. */
+  readonly demand: number;
+  /** Slots more, for requests yet to come (a lease); 0 for none. */
+  readonly lease: number;
+  /** µs from now during which the lease's slots must stay spendable (quota-lease.ts). */
+  readonly holdUs: number;
+}
+
+/** A lease is granted only while the key has at least this many times its slots left. */
+export const FAR = 4;
+
+/** One request, now. */
+export const ONE_REQUEST: Want = { demand: 1, lease: 0, holdUs: 0 };
+
 /**
- * Reserves up to `want` slots of a key at `nowUs`: the GCRA step for `granted` requests at once.
- * Returns the reservation and the TAT to keep (unchanged when refused: a refused request costs
- * nothing, so a client that waits its Retry-After is let through). At most half of the slots
- * left are granted (but always one when any is left), so near the limit every request is
- * decided here, one at a time, and far from it another instance still finds as many as this one
- * took.
+ * Reserves slots of a key at `nowUs`: the GCRA step for `granted` requests at once. Returns the
+ * reservation and the TAT to keep (unchanged when refused: a refused request costs nothing, so
+ * a client that waits its Retry-After is let through). At most half of the slots left are
+ * granted (but always one when any is left), so near the limit every request is decided here,
+ * one at a time, and far from it another instance still finds as many as this one took.
+ * A lease is granted only far from the limit, and its slots begin `holdUs` from now at the
+ * earliest: a slot may be spent only before it ends (quota-lease.ts), so a lease taken on an
+ * idle key would otherwise pass within a few intervals. The skipped stretch is spent as if the
+ * key had used it, a cost of holdUs / interval slots, paid only by keys far from their limit.
  */
 export function reserve(
   tat: Tat,
   nowUs: number,
   policy: QuotaPolicy,
-  want: number,
+  want: Want = ONE_REQUEST,
 ): { reservation: Reservation; tat: Tat } {
   const per = policy.requests;
   const windowUs = Math.round(policy.windowMs * 1000);
@@ -95,9 +114,10 @@ export function reserve(
   }
   // start = max(TAT, now)
   if (us < now || (us === now && part === 0)) [us, part] = [now, 0];
-  const start: Tat = { us, part, per };
   // Slots available: whole intervals in (start, now + window], floor(per·(now + window − start) / window).
-  const available = divide(per * (now + windowUs - us) - part, windowUs).q;
+  const availableFrom = (fromUs: number, fromPart: number) =>
+    divide(per * (now + windowUs - fromUs) - fromPart, windowUs).q;
+  let available = availableFrom(us, part);
   if (available < 1) {
     const step = divide(windowUs, per);
     let allowUs = us + step.q - windowUs;
@@ -109,11 +129,21 @@ export function reserve(
       resetMs: (us - now + part / per) / 1000,
       retryMs: (allowUs - now + allowPart / per) / 1000,
       nowUs: now,
-      start,
+      start: { us, part, per },
     };
     return { reservation, tat };
   }
-  const granted = Math.max(1, Math.min(want, MAX_GRANT, Math.floor(available / 2)));
+  let wanted = want.demand;
+  const held = now + Math.floor(want.holdUs);
+  const heldFrom: [number, number] = us < held ? [held, 0] : [us, part];
+  const availableHeld = want.lease > 0 ? availableFrom(...heldFrom) : 0;
+  if (want.lease > 0 && availableHeld >= FAR * (want.demand + want.lease)) {
+    wanted += want.lease;
+    [us, part] = heldFrom;
+    available = availableHeld;
+  }
+  const start: Tat = { us, part, per };
+  const granted = Math.max(1, Math.min(wanted, MAX_GRANT, Math.floor(available / 2)));
   const end = slotEnd(start, granted, windowUs);
   const reservation: Reservation = {
     granted,
@@ -143,7 +173,7 @@ export function gcra(
   nowMs: number,
   policy: QuotaPolicy,
 ): { decision: QuotaDecision; tat: Tat } {
-  const { reservation, tat: next } = reserve(tat, nowMs * 1000, policy, 1);
+  const { reservation, tat: next } = reserve(tat, nowMs * 1000, policy);
   return { decision: decisionOf(reservation), tat: next };
 }
 

@@ -26,6 +26,7 @@ import {
   type QuotaDecision,
   type QuotaPolicy,
   type Reservation,
+  type Want,
 } from './gcra.js';
 import { LocalQuotas } from './local-quotas.js';
 import { QuotaLease } from './quota-lease.js';
@@ -159,8 +160,11 @@ export class Quotas {
   ): Promise<QuotaDecision> {
     // This request and those still parked on the call that just ended: they will want slots too.
     const demand = 1 + state.waiting;
-    const span = Math.floor((LEASE_SPAN_MS * policy.requests) / policy.windowMs);
-    const want = Math.min(MAX_GRANT, Math.max(demand, span >= 2 ? span : 0));
+    const span = Math.min(
+      MAX_GRANT,
+      Math.floor((LEASE_SPAN_MS * policy.requests) / policy.windowMs),
+    );
+    const want: Want = { demand, lease: span >= 2 ? span : 0, holdUs: LEASE_SPAN_MS * 1000 };
     let settle: (outcome: 'done' | 'failed') => void = () => {};
     state.pending = new Promise((resolve) => (settle = resolve));
     const sentMs = this.monotonic();

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import fc from 'fast-check';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
-import type { QuotaPolicy } from '../../../src/limits/gcra.js';
+import { ONE_REQUEST, type QuotaPolicy } from '../../../src/limits/gcra.js';
 import { Redis } from 'ioredis';
 import { quotaKey } from '../../../src/cache/redis-keys.js';
 import { startPrivateRedis } from '../../helpers/redis.js';
@@ -24,7 +24,7 @@ void t.test('bursts of exactly the quota through Redis', async (t) => {
   ): Promise<Array<number | false | undefined>> => {
     const key = randomBytes(32).toString('hex') as KeyHash;
     const decisions = await Promise.all(
-      Array.from({ length: count }, () => tier.quota!(ACME, key, policy, 1)),
+      Array.from({ length: count }, () => tier.quota!(ACME, key, policy, ONE_REQUEST)),
     );
     return decisions.map(
       (decision) => decision && (decision.granted === 1 ? decision.remaining : false),
@@ -78,8 +78,16 @@ void t.test('a TAT stored by an earlier version (whole ms) is read as such', asy
   const [full, idle] = ['c', 'd'].map((c) => c.repeat(64) as KeyHash) as [KeyHash, KeyHash];
   await raw.set(quotaKey(redis.keyPrefix, ACME, full), String(Date.now() + 60_000), 'PX', 60_000);
   await raw.set(quotaKey(redis.keyPrefix, ACME, idle), String(Date.now() - 1_000), 'PX', 60_000);
-  t.equal((await tier.quota!(ACME, full, policy, 1))?.granted, 0, 'a whole window ahead: refused');
-  t.equal((await tier.quota!(ACME, idle, policy, 1))?.remaining, 6, 'in the past: a whole quota');
+  t.equal(
+    (await tier.quota!(ACME, full, policy, ONE_REQUEST))?.granted,
+    0,
+    'a whole window ahead: refused',
+  );
+  t.equal(
+    (await tier.quota!(ACME, idle, policy, ONE_REQUEST))?.remaining,
+    6,
+    'in the past: a whole quota',
+  );
   t.match(
     await raw.get(quotaKey(redis.keyPrefix, ACME, idle)),
     /^\d+ \d+ 7$/,

@@ -4,6 +4,7 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
 import { recordingKey, type Generation } from '../../../src/cache/keys.js';
+import { ONE_REQUEST } from '../../../src/limits/gcra.js';
 import type { CacheEntry } from '../../../src/cache/entry.js';
 import { startPrivateRedis } from '../../helpers/redis.js';
 import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
@@ -34,7 +35,12 @@ void t.test(
       await tier.set(ACME, generation, [[key, makeEntry()]]);
       const lock = await tier.tryLock(ACME, generation, key, 1000);
       if (lock.state === 'acquired') await lock.release();
-      await tier.quota!(ACME, HASH, { name: 'default', requests: 100, windowMs: 60_000 }, 1);
+      await tier.quota!(
+        ACME,
+        HASH,
+        { name: 'default', requests: 100, windowMs: 60_000 },
+        ONE_REQUEST,
+      );
     }
     const steady = await scriptCalls(raw);
     // Each of the three scripts is loaded by at most one EVAL, after its first NOSCRIPT.
