@@ -283,7 +283,6 @@ class RedisTier implements SharedTier {
       policy.requests,
       want.demand,
       want.lease,
-      Math.floor(want.holdUs),
     ] as const;
     const reply = await this.#guards
       .for(workspace)

@@ -6,12 +6,12 @@
  * instant µs + part/per), every sum and comparison on integers below 2^53, which Lua's numbers
  * hold exactly; math.fmod is exact where a / b may round. A value of the earlier format (whole
  * milliseconds) is read as such.
- * KEYS[1] the key's TAT; ARGV[1] the window (µs), ARGV[2] the requests per window, ARGV[3..5]
- * what is wanted (gcra.ts Want: demand, lease, hold µs). Returns {granted (0 refused),
+ * KEYS[1] the key's TAT; ARGV[1] the window (µs), ARGV[2] the requests per window, ARGV[3..4]
+ * what is wanted (gcra.ts Want: demand, lease). Returns {granted (0 refused),
  * remaining, µs until the quota is whole, µs until one more is allowed (refused only), now
  * (µs), start µs, start part}.
  */
-import { FAR, MAX_GRANT } from './gcra.js';
+import { FAR } from './gcra.js';
 
 export const GCRA_SCRIPT = `
 local time = redis.call('TIME')
@@ -20,7 +20,6 @@ local window = tonumber(ARGV[1])
 local per = tonumber(ARGV[2])
 local demand = tonumber(ARGV[3])
 local lease = tonumber(ARGV[4])
-local hold = tonumber(ARGV[5])
 local function divide(a, b)
   local rem = math.fmod(a, b)
   return (a - rem) / b, rem
@@ -44,26 +43,17 @@ if raw then
 end
 if us < now or (us == now and part == 0) then us, part = now, 0 end
 local stepUs, stepPart = divide(window, per)
-local function availableFrom(fromUs, fromPart)
-  return (divide(per * (now + window - fromUs) - fromPart, window))
-end
-local available = availableFrom(us, part)
+local available = divide(per * (now + window - us) - part, window)
 if available < 1 then
   local allowUs, allowPart = us + stepUs - window, part + stepPart
   if allowPart >= per then allowUs, allowPart = allowUs + 1, allowPart - per end
   return {0, 0, ceilUs(us - now, part), ceilUs(allowUs - now, allowPart), now, us, part}
 end
 local wanted = demand
-if lease > 0 then
-  local heldUs, heldPart = us, part
-  if us < now + hold then heldUs, heldPart = now + hold, 0 end
-  local availableHeld = availableFrom(heldUs, heldPart)
-  if availableHeld >= ${FAR} * (demand + lease) then
-    wanted = demand + lease
-    us, part, available = heldUs, heldPart, availableHeld
-  end
-end
-local granted = math.max(1, math.min(wanted, ${MAX_GRANT}, math.floor(available / 2)))
+if lease > 0 and available >= ${FAR} * (demand + lease) then wanted = demand + lease end
+-- gcra.ts maxGrant: granted × stepPart below 2^52.
+local maxGrant = math.floor(4503599627370496 / math.max(1, stepPart))
+local granted = math.max(1, math.min(wanted, maxGrant, math.floor(available / 2)))
 local carried, endPart = divide(part + granted * stepPart, per)
 local endUs = us + granted * stepUs + carried
 local ttlMs = math.floor((endUs - now) / 1000) + 1

@@ -48,10 +48,12 @@ function divide(a: number, b: number): { q: number; rem: number } {
 }
 
 /**
- * Most slots one reservation may take: `granted` × the interval's fraction stays below 2^53
- * for any quota, and a lease never hides more than this from the other instances.
+ * Most slots one reservation may take for a quota whose interval has the fraction `stepRem`
+ * (window µs mod requests): granted × stepRem stays below 2^52, so the slot arithmetic is exact.
  */
-export const MAX_GRANT = 1_000_000;
+export function maxGrant(stepRem: number): number {
+  return Math.floor(2 ** 52 / Math.max(1, stepRem));
+}
 
 /** A reservation of up to `want` consecutive slots of a key's quota, decided at one instant. */
 export interface Reservation {
@@ -65,7 +67,7 @@ export interface Reservation {
   readonly retryMs: number;
   /** The instant decided at (µs of the clock that decided: Redis' own in the script). */
   readonly nowUs: number;
-  /** Where the first granted slot begins: the TAT before the grant, or now (or now + hold) if that was past. */
+  /** Where the first granted slot begins: the TAT before the grant, or now if that was past. */
   readonly start: Tat;
 }
 
@@ -73,28 +75,23 @@ export interface Reservation {
 export interface Want {
   /** Slots for requests already waiting: at least 1. */
   readonly demand: number;
-  /** Slots more, for requests yet to come (a lease); 0 for none. */
+  /** Slots more, for requests yet to come (a lease, quota-lease.ts); 0 for none. */
   readonly lease: number;
-  /** µs from now during which the lease's slots must stay spendable (quota-lease.ts). */
-  readonly holdUs: number;
 }
 
 /** A lease is granted only while the key has at least this many times its slots left. */
 export const FAR = 4;
 
 /** One request, now. */
-export const ONE_REQUEST: Want = { demand: 1, lease: 0, holdUs: 0 };
+export const ONE_REQUEST: Want = { demand: 1, lease: 0 };
 
 /**
  * Reserves slots of a key at `nowUs`: the GCRA step for `granted` requests at once. Returns the
  * reservation and the TAT to keep (unchanged when refused: a refused request costs nothing, so
  * a client that waits its Retry-After is let through). At most half of the slots left are
  * granted (but always one when any is left), so near the limit every request is decided here,
- * one at a time, and far from it another instance still finds as many as this one took.
- * A lease is granted only far from the limit, and its slots begin `holdUs` from now at the
- * earliest: a slot may be spent only before it ends (quota-lease.ts), so a lease taken on an
- * idle key would otherwise pass within a few intervals. The skipped stretch is spent as if the
- * key had used it, a cost of holdUs / interval slots, paid only by keys far from their limit.
+ * one at a time, and far from it another instance still finds as many as this one took; the
+ * slots of a lease only while at least FAR times as many are left.
  */
 export function reserve(
   tat: Tat,
@@ -114,12 +111,10 @@ export function reserve(
   }
   // start = max(TAT, now)
   if (us < now || (us === now && part === 0)) [us, part] = [now, 0];
+  const step = divide(windowUs, per);
   // Slots available: whole intervals in (start, now + window], floor(per·(now + window − start) / window).
-  const availableFrom = (fromUs: number, fromPart: number) =>
-    divide(per * (now + windowUs - fromUs) - fromPart, windowUs).q;
-  let available = availableFrom(us, part);
+  const available = divide(per * (now + windowUs - us) - part, windowUs).q;
   if (available < 1) {
-    const step = divide(windowUs, per);
     let allowUs = us + step.q - windowUs;
     let allowPart = part + step.rem;
     if (allowPart >= per) [allowUs, allowPart] = [allowUs + 1, allowPart - per];
@@ -133,17 +128,12 @@ export function reserve(
     };
     return { reservation, tat };
   }
-  let wanted = want.demand;
-  const held = now + Math.floor(want.holdUs);
-  const heldFrom: [number, number] = us < held ? [held, 0] : [us, part];
-  const availableHeld = want.lease > 0 ? availableFrom(...heldFrom) : 0;
-  if (want.lease > 0 && availableHeld >= FAR * (want.demand + want.lease)) {
-    wanted += want.lease;
-    [us, part] = heldFrom;
-    available = availableHeld;
-  }
+  const wanted =
+    want.lease > 0 && available >= FAR * (want.demand + want.lease)
+      ? want.demand + want.lease
+      : want.demand;
   const start: Tat = { us, part, per };
-  const granted = Math.max(1, Math.min(wanted, MAX_GRANT, Math.floor(available / 2)));
+  const granted = Math.max(1, Math.min(wanted, maxGrant(step.rem), Math.floor(available / 2)));
   const end = slotEnd(start, granted, windowUs);
   const reservation: Reservation = {
     granted,

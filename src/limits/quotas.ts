@@ -21,7 +21,6 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import {
-  MAX_GRANT,
   decisionOf,
   type QuotaDecision,
   type QuotaPolicy,
@@ -160,11 +159,8 @@ export class Quotas {
   ): Promise<QuotaDecision> {
     // This request and those still parked on the call that just ended: they will want slots too.
     const demand = 1 + state.waiting;
-    const span = Math.min(
-      MAX_GRANT,
-      Math.floor((LEASE_SPAN_MS * policy.requests) / policy.windowMs),
-    );
-    const want: Want = { demand, lease: span >= 2 ? span : 0, holdUs: LEASE_SPAN_MS * 1000 };
+    const span = Math.floor((LEASE_SPAN_MS * policy.requests) / policy.windowMs);
+    const want: Want = { demand, lease: span >= 2 ? span : 0 };
     let settle: (outcome: 'done' | 'failed') => void = () => {};
     state.pending = new Promise((resolve) => (settle = resolve));
     const sentMs = this.monotonic();

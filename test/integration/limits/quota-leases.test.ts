@@ -44,13 +44,14 @@ void t.test(
     // 5,000 per 10 s: one slot every 2 ms, so leases reserve a dozen slots at a time.
     const policy: QuotaPolicy = { name: 'default', requests: 5_000, windowMs: 10_000 };
     const key = freshKey();
-    const runMs = 1_500;
+    // Until well past the quota; the deadline only for a host too loaded to get there.
+    const deadlineMs = 30_000;
     const started = performance.now();
     const admitted: number[] = [];
     let refused = 0;
     let lastAdmitted = started;
     const hammer = async (quotas: Quotas): Promise<void> => {
-      while (performance.now() - started < runMs) {
+      while (refused < 2_000 && performance.now() - started < deadlineMs) {
         const decision = await quotas.take(ACME, key, policy);
         if (decision.allowed) {
           lastAdmitted = performance.now();
@@ -68,15 +69,15 @@ void t.test(
     const bound = policy.requests + Math.floor((lastAdmitted - started) / intervalMs) + 1;
     t.ok(admitted.length <= bound, `${admitted.length} admitted, at most ${bound} allowed`);
     t.ok(admitted.length >= policy.requests, `the whole quota was reached (${admitted.length})`);
-    t.ok(refused > 0, `the rest refused (${refused})`);
-    const leased = await Promise.all(
+    t.ok(refused >= 2_000, `the rest refused (${refused})`);
+    const local = await Promise.all(
       instances.map(async ({ metrics }) =>
         (await metrics.registry.getSingleMetricAsString('recgw_quota_decisions_total')).includes(
           'source="local"',
         ),
       ),
     );
-    t.same(leased, [false, false], 'every decision was counted against Redis');
+    t.same(local, [false, false], 'every decision was counted against Redis');
   },
 );
 
@@ -86,27 +87,29 @@ void t.test(
     const [a, b] = await twoInstances(t);
     const burst = async (policy: QuotaPolicy): Promise<number> => {
       const key = freshKey();
+      const started = performance.now();
       const decisions = await Promise.all(
         Array.from({ length: policy.requests }, (_, i) =>
           (i % 2 === 0 ? a! : b!).quotas.take(ACME, key, policy),
         ),
       );
-      const allowed = decisions.filter((decision) => decision.allowed).length;
       const next = await Promise.all([
         a!.quotas.take(ACME, key, policy),
         b!.quotas.take(ACME, key, policy),
       ]);
-      t.same(
-        next.map((decision) => decision.allowed),
-        [false, false],
-        'the next request is refused on both',
-      );
-      return allowed;
+      // One more slot comes with each interval: on a host that stalled that long, it is due.
+      if (performance.now() - started < policy.windowMs / policy.requests)
+        t.same(
+          next.map((decision) => decision.allowed),
+          [false, false],
+          'the next request is refused on both',
+        );
+      return decisions.filter((decision) => decision.allowed).length;
     };
     for (const [requests, windowMs] of [
       [7, 60_000],
       [3, 1_000],
-      [20, 1_000],
+      [20, 10_000],
       [60, 60_000],
     ] as const)
       for (let trial = 0; trial < 3; trial++)

@@ -10,11 +10,7 @@ const POLICY: QuotaPolicy = { name: 'default', requests: 1_000, windowMs: 1_000 
 const STORE_NOW_US = 1_764_000_000_000_000;
 
 function leaseOf(want: number, prepaid: number, sentMs = 100): QuotaLease {
-  const { reservation } = reserve(UNSEEN, STORE_NOW_US, POLICY, {
-    demand: want,
-    lease: 0,
-    holdUs: 0,
-  });
+  const { reservation } = reserve(UNSEEN, STORE_NOW_US, POLICY, { demand: want, lease: 0 });
   if (reservation.granted !== want) throw new Error(`granted ${reservation.granted}`);
   return new QuotaLease(reservation, POLICY, sentMs, prepaid);
 }
@@ -50,22 +46,12 @@ void t.test('a slot ending exactly now has passed (it must end after the request
   t.end();
 });
 
-void t.test('a lease held from an idle key: its slots stay spendable for the hold', (t) => {
-  const { reservation } = reserve(UNSEEN, STORE_NOW_US, POLICY, {
-    demand: 1,
-    lease: 9,
-    holdUs: 5_000,
-  });
-  t.equal(reservation.granted, 10);
-  t.equal(reservation.remaining, 1_000 - 5 - 10, 'the held stretch is spent as if used');
-  const lease = new QuotaLease(reservation, POLICY, 100, 1);
-  t.ok(lease.take(100), 'the prepaid slot');
-  for (let i = 1; i < 10; i++) t.ok(lease.take(104.9), `slot ${i}: all end after +5 ms`);
-  t.equal(lease.take(104.9), undefined, 'ten spent');
+void t.test('a lease is granted only far from the limit', (t) => {
+  const far = reserve(UNSEEN, STORE_NOW_US, POLICY, { demand: 1, lease: 24 }).reservation;
+  t.same([far.granted, far.remaining], [25, 975]);
   const near = reserve({ us: STORE_NOW_US + 990_000, part: 0, per: 1_000 }, STORE_NOW_US, POLICY, {
     demand: 1,
     lease: 9,
-    holdUs: 5_000,
   }).reservation;
   t.same([near.granted, near.remaining], [1, 9], 'ten left: no lease, one slot for the request');
   t.end();
