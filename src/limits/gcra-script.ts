@@ -53,6 +53,8 @@ local wanted = demand
 if lease > 0 and available >= ${FAR} * (demand + lease) then wanted = demand + lease end
 -- gcra.ts maxGrant: granted × stepPart below 2^52.
 local maxGrant = math.floor(4503599627370496 / math.max(1, stepPart))
+-- A renewal (no demand) not far from the limit: nothing reserved, nothing refused.
+if wanted == 0 then return {0, available, 0, 0, now, us, part} end
 local granted = math.max(1, math.min(wanted, maxGrant, math.floor(available / 2)))
 local carried, endPart = divide(part + granted * stepPart, per)
 local endUs = us + granted * stepUs + carried

@@ -57,7 +57,10 @@ export function maxGrant(stepRem: number): number {
 
 /** A reservation of up to `want` consecutive slots of a key's quota, decided at one instant. */
 export interface Reservation {
-  /** Slots granted, 0 when refused: at most `want`, and at most half of what was left (but one). */
+  /**
+   * Slots granted: 0 when refused, or for a renewal not far from the limit (retryMs 0 then); at
+   * most half of what was left, but one.
+   */
   readonly granted: number;
   /** Slots still available at once after the grant. */
   readonly remaining: number;
@@ -73,7 +76,7 @@ export interface Reservation {
 
 /** What one reservation asks for. */
 export interface Want {
-  /** Slots for requests already waiting: at least 1. */
+  /** Slots for requests already waiting; 0 to renew a lease, only while far from the limit. */
   readonly demand: number;
   /** Slots more, for requests yet to come (a lease, quota-lease.ts); 0 for none. */
   readonly lease: number;
@@ -133,6 +136,18 @@ export function reserve(
       ? want.demand + want.lease
       : want.demand;
   const start: Tat = { us, part, per };
+  if (wanted === 0) {
+    // A renewal (no demand) not far from the limit: nothing reserved, nothing refused.
+    const reservation: Reservation = {
+      granted: 0,
+      remaining: available,
+      resetMs: 0,
+      retryMs: 0,
+      nowUs: now,
+      start,
+    };
+    return { reservation, tat };
+  }
   const granted = Math.max(1, Math.min(wanted, maxGrant(step.rem), Math.floor(available / 2)));
   const end = slotEnd(start, granted, windowUs);
   const reservation: Reservation = {

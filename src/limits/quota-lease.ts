@@ -43,6 +43,8 @@ export class QuotaLease {
     private readonly sentMs: number,
     /** Slots owed to the requests that were waiting when the call was sent. */
     private readonly prepaid: number,
+    /** How long the lease's slots were meant to last (ms). */
+    private readonly spanMs: number,
   ) {
     this.windowUs = Math.round(policy.windowMs * 1000);
     this.end = slotEnd(reservation.start, reservation.granted, this.windowUs);
@@ -51,6 +53,11 @@ export class QuotaLease {
   /** True when the lease was taken under this policy (a reload may bring another). */
   holds(policy: QuotaPolicy): boolean {
     return policy.requests === this.policy.requests && policy.windowMs === this.policy.windowMs;
+  }
+
+  /** True once half of the lease's slots or of its span has gone: time to take the next one. */
+  wearing(localMs: number): boolean {
+    return 2 * this.spent >= this.reservation.granted || 2 * (localMs - this.sentMs) >= this.spanMs;
   }
 
   /** Spends the next slot still ahead of the store's clock at `localMs`; undefined when none is. */

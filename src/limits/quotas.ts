@@ -52,6 +52,8 @@ export interface QuotasDeps {
 /** What this instance holds for one key counted in Redis. */
 interface KeyState {
   lease: QuotaLease | undefined;
+  /** The lease taken before `lease` ran out, spent after it. */
+  next: QuotaLease | undefined;
   /** The last refusal, and the local instant until which Redis would refuse again. */
   refusal: { reservation: Reservation; policy: QuotaPolicy; untilMs: number } | undefined;
   /** The call in flight: 'failed' when Redis could not answer. */
@@ -110,8 +112,17 @@ export class Quotas {
     const state = this.keys.get(id);
     if (state === undefined) return undefined;
     const now = this.monotonic();
-    const leased = state.lease?.holds(policy) === true ? state.lease.take(now) : undefined;
-    if (leased !== undefined) return this.count('redis', leased);
+    let leased = state.lease?.holds(policy) === true ? state.lease.take(now) : undefined;
+    if (leased === undefined && state.next?.holds(policy) === true) {
+      [state.lease, state.next] = [state.next, undefined];
+      leased = state.lease.take(now);
+    }
+    if (leased !== undefined) {
+      // Renewed while half of it is left, so the requests that follow rarely wait for Redis.
+      if (state.pending === undefined && state.next === undefined && state.lease!.wearing(now))
+        void this.renew(state, workspace, keyHash, policy);
+      return this.count('redis', leased);
+    }
     const refusal = state.refusal;
     if (refusal !== undefined && refusal.policy === policy && now < refusal.untilMs) {
       const { reservation } = refusal;
@@ -137,7 +148,13 @@ export class Quotas {
       if (decided !== undefined) return decided;
       let state = this.keys.get(id);
       if (state === undefined) {
-        state = { lease: undefined, refusal: undefined, pending: undefined, waiting: 0 };
+        state = {
+          lease: undefined,
+          next: undefined,
+          refusal: undefined,
+          pending: undefined,
+          waiting: 0,
+        };
         this.keys.set(id, state);
       }
       if (state.pending === undefined) return this.ask(state, id, workspace, keyHash, policy);
@@ -159,8 +176,7 @@ export class Quotas {
   ): Promise<QuotaDecision> {
     // This request and those still parked on the call that just ended: they will want slots too.
     const demand = 1 + state.waiting;
-    const span = Math.floor((LEASE_SPAN_MS * policy.requests) / policy.windowMs);
-    const want: Want = { demand, lease: span >= 2 ? span : 0 };
+    const want: Want = { demand, lease: leaseSpan(policy) };
     let settle: (outcome: 'done' | 'failed') => void = () => {};
     state.pending = new Promise((resolve) => (settle = resolve));
     const sentMs = this.monotonic();
@@ -177,9 +193,31 @@ export class Quotas {
         return this.count('redis', decisionOf(reservation));
       }
       state.refusal = undefined;
-      state.lease = new QuotaLease(reservation, policy, sentMs, demand);
+      state.lease = new QuotaLease(reservation, policy, sentMs, demand, LEASE_SPAN_MS);
+      state.next = undefined;
       settle('done');
       return this.count('redis', state.lease.take(this.monotonic()) ?? decisionOf(reservation));
+    } finally {
+      state.pending = undefined;
+    }
+  }
+
+  /** Takes the key's next lease while the current one is still being spent. */
+  private async renew(
+    state: KeyState,
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    policy: QuotaPolicy,
+  ): Promise<void> {
+    let settle: (outcome: 'done' | 'failed') => void = () => {};
+    state.pending = new Promise((resolve) => (settle = resolve));
+    const sentMs = this.monotonic();
+    try {
+      const want: Want = { demand: 0, lease: leaseSpan(policy) };
+      const reservation = await this.deps.l2!.quota!(workspace, keyHash, policy, want);
+      if (reservation !== undefined && reservation.granted > 0)
+        state.next = new QuotaLease(reservation, policy, sentMs, 0, LEASE_SPAN_MS);
+      settle(reservation === undefined ? 'failed' : 'done');
     } finally {
       state.pending = undefined;
     }
@@ -207,6 +245,12 @@ export class Quotas {
     this.anyOn =
       this.defaultPolicy !== null || [...this.policies.values()].some((policy) => policy !== null);
   }
+}
+
+/** The slots of LEASE_SPAN_MS of a key's rate, or 0 when that is under two: no lease then. */
+function leaseSpan(policy: QuotaPolicy): number {
+  const span = Math.floor((LEASE_SPAN_MS * policy.requests) / policy.windowMs);
+  return span >= 2 ? span : 0;
 }
 
 type PerKeyOverride = NonNullable<NonNullable<Config['workspaces'][string]['limits']>['perKey']>;

@@ -12,7 +12,7 @@ const STORE_NOW_US = 1_764_000_000_000_000;
 function leaseOf(want: number, prepaid: number, sentMs = 100): QuotaLease {
   const { reservation } = reserve(UNSEEN, STORE_NOW_US, POLICY, { demand: want, lease: 0 });
   if (reservation.granted !== want) throw new Error(`granted ${reservation.granted}`);
-  return new QuotaLease(reservation, POLICY, sentMs, prepaid);
+  return new QuotaLease(reservation, POLICY, sentMs, prepaid, 25);
 }
 
 void t.test('slots are spent in order while ahead of the clock, then none', (t) => {
