@@ -3,6 +3,7 @@
  * It never listens (main.ts and tests do), and it holds no module-level state, so several apps
  * can run in one process, each with its own metrics registry.
  */
+import type { QuotaStore } from './limits/quota-store.js';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { FailedKeyLimiter } from './auth/failed-key-limiter.js';
@@ -45,6 +46,8 @@ export interface AppDeps {
   /** A shared tier to use instead of one built from cache.redis / REDIS_URL; null forces L1 only. */
   readonly sharedTier?: SharedTier | null;
   readonly env?: NodeJS.ProcessEnv;
+  /** Where quotas are counted when there is no Redis (a worker: its primary). */
+  readonly quotaStore?: QuotaStore;
 }
 
 /** A built gateway. */
@@ -168,7 +171,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
   const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
   const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));
   const quotas = new Quotas({
-    l2,
+    store: l2 !== null && l2.quota !== undefined ? (l2 as QuotaStore) : (deps.quotaStore ?? null),
     clock,
     metrics,
     maxLocalKeys: initial.limits.perKey.maxLocalKeys,

@@ -1,4 +1,5 @@
 /** The process: load config, build the app, listen, and handle signals (DESIGN A1). */
+import { PrimaryQuotaStore } from './cluster/primary-quota-store.js';
 import cluster from 'node:cluster';
 import { listen } from './http/listen.js';
 import { buildApp } from './app.js';
@@ -28,7 +29,11 @@ async function main(): Promise<void> {
   // stdout is buffered (16 KB) so request lines cost no syscall; a quiet gateway must still show
   // its lines within a second, and lifecycle lines (listening, reloads) at once.
   setInterval(() => void flushLogger(logger), 1000).unref();
-  const app = buildApp(config, { logger });
+  // A worker without Redis counts quotas in its primary, so they hold across the workers.
+  const app = buildApp(config, {
+    logger,
+    ...(cluster.isWorker ? { quotaStore: new PrimaryQuotaStore() } : {}),
+  });
   const [publicAddress, adminAddress] = await Promise.all([
     listen(app.server, { port: config.server.port, host: config.server.host }),
     cluster.isWorker

@@ -27,3 +27,27 @@ export interface MetricsReply {
 export function isMessage<T extends { type: string }>(value: unknown, type: T['type']): value is T {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === type;
 }
+
+/** Sent by a worker without Redis: reserve slots of a key's quota in the primary's count. */
+export interface QuotaRequest {
+  readonly type: 'recgw:quota';
+  readonly id: number;
+  readonly workspace: string;
+  readonly keyHash: string;
+  readonly policy: { readonly requests: number; readonly windowMs: number };
+  readonly want: { readonly demand: number; readonly lease: number };
+}
+
+/** The primary's answer to a {@link QuotaRequest}: a gcra.ts Reservation. */
+export interface QuotaReply {
+  readonly type: 'recgw:quota';
+  readonly id: number;
+  readonly reservation: {
+    readonly granted: number;
+    readonly remaining: number;
+    readonly resetMs: number;
+    readonly retryMs: number;
+    readonly nowUs: number;
+    readonly start: { readonly us: number; readonly part: number; readonly per: number };
+  };
+}

@@ -4,6 +4,7 @@
  * passes SIGHUP on, and on SIGTERM/SIGINT has every worker drain and exits 0 once all have.
  * It builds no gateway itself: a crash in request handling can take down a worker, not this.
  */
+import { PrimaryQuotas } from './primary-quotas.js';
 import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -54,6 +55,8 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
   const count = config.server.workers;
   const metrics = primaryMetrics(() => ready().length);
   const requests = new WorkerMetrics();
+  // Without Redis the workers count quotas here, so a key's quota holds across them.
+  const quotas = new PrimaryQuotas(config.limits.perKey.maxLocalKeys);
   const slots: Slot[] = Array.from({ length: count }, (_, index) => ({
     index,
     worker: undefined,
@@ -96,7 +99,12 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
     slot.worker = worker;
     logger.info({ worker: slot.index + 1, pid: worker.process.pid }, 'worker started');
     worker.on('message', (message: unknown) => {
-      if (requests.onMessage(message) || !isMessage<WorkerReady>(message, 'recgw:ready')) return;
+      if (
+        requests.onMessage(message) ||
+        quotas.onMessage(worker, message) ||
+        !isMessage<WorkerReady>(message, 'recgw:ready')
+      )
+        return;
       slot.adminPort = message.admin.port;
       publicAddress ??= message.public;
       if (!announced && ready().length === count) {

@@ -2,8 +2,9 @@
  * Per-key quotas (limits.perKey, off by default; overrides under workspaces.<name>.limits):
  * each request with an API key counts against that key's quota in its workspace, cache hits
  * included, since the quota guards the gateway and the tenants' fair share, not only the
- * upstream. Counted in Redis when there is one, shared by every instance; per instance while
- * Redis cannot answer, or without it.
+ * upstream. Counted in a shared store (quota-store.ts): Redis when there is one, shared by every
+ * instance, else the cluster primary for its workers; per process while the store cannot answer,
+ * or without one.
  *
  * A request to Redis per request would halve the hit path, so a key's slots are reserved in
  * leases (quota-lease.ts, which says why that admits no more than the quota): one script call
@@ -16,7 +17,6 @@
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import type { KeyHash, WorkspaceId } from '../brands.js';
-import type { SharedTier } from '../cache/shared-tier.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -29,6 +29,7 @@ import {
 } from './gcra.js';
 import { LocalQuotas } from './local-quotas.js';
 import { QuotaLease } from './quota-lease.js';
+import type { QuotaStore } from './quota-store.js';
 
 /**
  * How much of a key's rate one lease reserves beyond the requests waiting for it. The slots a
@@ -40,7 +41,8 @@ const LEASE_SPAN_MS = 25;
 
 /** Collaborators of the quotas. */
 export interface QuotasDeps {
-  readonly l2: SharedTier | null;
+  /** Where the count is shared (Redis, or the cluster primary); null: this process alone. */
+  readonly store: QuotaStore | null;
   readonly clock: Clock;
   readonly metrics: GatewayMetrics;
   /** limits.perKey.maxLocalKeys: keys tracked per instance (counted locally, or leased). */
@@ -106,9 +108,9 @@ export class Quotas {
    * asked (take).
    */
   decide(workspace: WorkspaceId, keyHash: KeyHash, policy: QuotaPolicy): QuotaDecision | undefined {
-    const l2 = this.deps.l2;
+    const store = this.deps.store;
     const id = `${workspace}\n${keyHash}`;
-    if (l2?.quota === undefined || !l2.up) return this.decideLocally(id, policy);
+    if (store === null || !store.up) return this.decideLocally(id, policy);
     const state = this.keys.get(id);
     if (state === undefined) return undefined;
     const now = this.monotonic();
@@ -181,7 +183,7 @@ export class Quotas {
     state.pending = new Promise((resolve) => (settle = resolve));
     const sentMs = this.monotonic();
     try {
-      const reservation = await this.deps.l2!.quota!(workspace, keyHash, policy, want);
+      const reservation = await this.deps.store!.quota(workspace, keyHash, policy, want);
       if (reservation === undefined) {
         settle('failed');
         return this.decideLocally(id, policy);
@@ -214,7 +216,7 @@ export class Quotas {
     const sentMs = this.monotonic();
     try {
       const want: Want = { demand: 0, lease: leaseSpan(policy) };
-      const reservation = await this.deps.l2!.quota!(workspace, keyHash, policy, want);
+      const reservation = await this.deps.store!.quota(workspace, keyHash, policy, want);
       if (reservation !== undefined && reservation.granted > 0)
         state.next = new QuotaLease(reservation, policy, sentMs, 0, LEASE_SPAN_MS);
       settle(reservation === undefined ? 'failed' : 'done');

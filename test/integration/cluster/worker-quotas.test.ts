@@ -1,0 +1,64 @@
+// server.workers: 2 without Redis, real processes: a key's quota holds across the workers of the
+// instance (the primary keeps the count, the workers lease from it), not once per worker.
+import t from 'tap';
+import { writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { join } from 'node:path';
+import { startSimulator } from '../../../src/sim/server.js';
+import { builtMain, spawnGateway } from '../observability/gateway-process.js';
+
+const QUOTA = 20;
+
+/** One GET on a connection of its own: node:cluster hands each new connection to the next worker. */
+function getFresh(port: number, path: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        agent: false,
+        headers: { host: 'acme.localhost', 'x-api-key': key },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+  });
+}
+
+void t.test(
+  'two workers without Redis: a key gets its quota once, not once per worker',
+  async (t) => {
+    const sim = await startSimulator({ workspaces: ['acme'], recordingsPerWorkspace: 2 });
+    t.teardown(() => sim.close());
+    const key = sim.keys['acme']![0]!;
+    const path = `/api/external/v2/recordings/${sim.data['acme']![0]!.id}`;
+    const file = join(t.testdir(), 'gateway.yaml');
+    writeFileSync(file, `limits:\n  perKey:\n    requests: ${QUOTA}\n    window: 10m\n`);
+    const gw = spawnGateway(t, await builtMain(), {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      ADMIN_HOST: '127.0.0.1',
+      ADMIN_PORT: '0',
+      LOG_LEVEL: 'info',
+      WORKERS: '2',
+      ADMIN_TOKEN: 'worker-quotas-admin-token',
+      GATEWAY_CONFIG: file,
+      UPSTREAM_URL: sim.baseUrlTemplate,
+    });
+    const listening = await gw.waitForLine(
+      (line) => line['msg'] === 'listening' && line['workers'] === 2,
+      30_000,
+    );
+    const port = (listening['public'] as { port: number }).port;
+    // Sequentially, each on a new connection, so the requests alternate between the two workers.
+    const statuses: number[] = [];
+    for (let i = 0; i < 2 * QUOTA; i++) statuses.push(await getFresh(port, path, key));
+    t.equal(statuses.filter((s) => s === 200).length, QUOTA, `${QUOTA} answered 200`);
+    t.equal(statuses.filter((s) => s === 429).length, QUOTA, 'the rest 429');
+    t.same(statuses.slice(0, QUOTA), Array<number>(QUOTA).fill(200), 'the first ones pass');
+  },
+);
