@@ -9,7 +9,7 @@ import { buildApp } from '../app.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
-import { onlyFlags, type ParsedArgs } from './args.js';
+import type { ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
 /** Runs the command; resolves with the exit code. */
@@ -18,7 +18,6 @@ export async function checkConfigCommand(
   env: NodeJS.ProcessEnv,
   output: Output,
 ): Promise<number> {
-  onlyFlags(args, ['json']);
   let config: Config | undefined;
   let problems: readonly string[] = [];
   try {

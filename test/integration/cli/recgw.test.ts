@@ -54,6 +54,11 @@ void t.test('usage errors exit 2 with a hint; --help exits 0', async (t) => {
   t.equal((await recgw(['purge'])).code, 2);
   t.equal((await recgw(['inspect', 'acme', '--page-size'])).code, 2, 'a flag without its value');
   t.equal((await recgw(['purge', 'acme', '--force'])).code, 2, 'an unknown flag');
+  const short = await recgw(['purge', 'acme', '-f']);
+  t.equal(short.code, 2, 'an unknown short option is not taken for a recording');
+  t.match(short.stderr, /recgw: purge: Unknown option '-f'/);
+  t.match((await recgw(['--json', 'purge', 'acme'])).stderr, /the command comes first/);
+  t.equal((await recgw(['inspect', '--help'])).code, 0);
   const help = await recgw(['--help']);
   t.equal(help.code, 0);
   t.match(help.stdout, /purge <workspace>/);
