@@ -4,7 +4,7 @@
  *   recgw purge <workspace> [<recording> | --lists | --page-number N --page-size N]   POST /admin/purge
  *   recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]   GET /admin/cache
  *   recgw hash-key [--workspace <name>] < key      SHA-256 for auth.keyFile
- *   recgw check-config                             validate YAML + environment as start-up does
+ *   recgw check-config [FILE]                      validate YAML + environment as start-up does
  * --json on any command prints one JSON object on stdout. Exit codes: 0 done, 1 refused or
  * invalid, 2 usage, 3 admin API unreachable.
  */
@@ -21,7 +21,8 @@ commands:
   inspect <workspace> [<recording>]    what L1 and L2 hold for a recording, or a list page with
           [--page-number N] [--page-size N]   (defaults: page 1, listing.defaultPageSize)
   hash-key [--workspace <name>]        read an API key on stdin, print its SHA-256 for auth.keyFile
-  check-config                         validate config/default.yaml, GATEWAY_CONFIG and the environment as start-up does
+  check-config [FILE]                  validate config/default.yaml, FILE (default: GATEWAY_CONFIG) and
+                                       the environment as start-up would load them
 
 options:
   --json        one JSON object on stdout, for scripts
