@@ -1,6 +1,6 @@
 /** `recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]`: GET /admin/cache. */
 import { AdminClient, refused } from './admin-client.js';
-import { onlyFlags, UsageError, type ParsedArgs } from './args.js';
+import { UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
 type Tier = { present: boolean; up?: boolean; [field: string]: unknown } | null;
@@ -11,7 +11,6 @@ export async function inspectCommand(
   env: NodeJS.ProcessEnv,
   output: Output,
 ): Promise<number> {
-  onlyFlags(args, ['json', 'page-number', 'page-size']);
   const [workspace, recording, ...extra] = args.positional;
   if (workspace === undefined || extra.length > 0)
     throw new UsageError(

@@ -3,7 +3,7 @@
  * POST /admin/purge, reaching every instance.
  */
 import { AdminClient, refused } from './admin-client.js';
-import { onlyFlags, UsageError, type ParsedArgs } from './args.js';
+import { UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
 /** Runs the command; resolves with the exit code. */
@@ -12,7 +12,6 @@ export async function purgeCommand(
   env: NodeJS.ProcessEnv,
   output: Output,
 ): Promise<number> {
-  onlyFlags(args, ['json', 'lists', 'page-number', 'page-size']);
   const [workspace, recording, ...extra] = args.positional;
   const usage =
     'usage: recgw purge <workspace> [<recording uuid or link code> | --lists | --page-number N --page-size N]';
