@@ -7,10 +7,15 @@ import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { buildApp, type App } from '../src/app.js';
 import { asWorkspaceId, type WorkspaceId } from '../src/brands.js';
-import { payloadBytes } from '../src/cache/entry.js';
-import { EntryFactory } from '../src/cache/entry-factory.js';
-import { listKey, recordingKey, type Generation, type ResourceKey } from '../src/cache/keys.js';
-import { recordingValues } from '../src/cache/recording-values.js';
+import { payloadBytes } from '../src/cache/entry/entry.js';
+import { EntryFactory } from '../src/cache/entry/factory.js';
+import {
+  listKey,
+  recordingKey,
+  type Generation,
+  type ResourceKey,
+} from '../src/cache/entry/keys.js';
+import { recordingValues } from '../src/cache/entry/recording-values.js';
 import { configWith } from '../src/config/load.js';
 import type { ListPage, Recording } from '../src/recording.js';
 import { generateWorkspaceData } from '../src/sim/data.js';
@@ -23,7 +28,7 @@ export interface MemoryReport {
   entriesHeld: number;
   l1Items: number;
   l1Bytes: number;
-  /** The L1 arena's segments, and the bytes of entries held in them (byte-arena.ts). */
+  /** The L1 arena's segments, and the bytes of entries held in them (l1/byte-arena.ts). */
   arenaBytes: number;
   arenaLiveBytes: number;
   /** Body + gzip + brotli bytes of the recordings still held. */

@@ -50,7 +50,7 @@ async function measure(redisUrl: string, known: number): Promise<Row> {
     const loadStarted = performance.now();
     const unknown = (): typeof names =>
       names.filter((name) => (a.generations.peek(name)?.all ?? -1) < 0);
-    // A load that times out in the burst is retried no sooner than a second later (generations.ts).
+    // A load that times out in the burst is retried no sooner than a second later (purge/generations.ts).
     for (
       let pending = names, attempt = 0;
       pending.length > 0 && attempt < 10;

@@ -11,18 +11,18 @@ import { GatewayError, KeyRefused, UpstreamError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Verdicts } from '../auth/verdicts.js';
 import type { ListPage, Recording } from '../recording.js';
-import type { CacheEntry, StoredValue } from './entry.js';
-import type { EntryFactory } from './entry-factory.js';
-import type { Generations } from './generations.js';
-import { l1Key, type Generation, type ResourceKey } from './keys.js';
-import type { L1Cache } from './l1.js';
-import { entryState, isHit, type EntryState } from './entry-state.js';
+import type { CacheEntry, StoredValue } from './entry/entry.js';
+import type { EntryFactory } from './entry/factory.js';
+import type { Generations } from '../purge/generations.js';
+import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
+import type { L1Cache } from './l1/l1.js';
+import { entryState, isHit, type EntryState } from './entry/state.js';
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
 import type { SharedTier } from './shared-tier.js';
-import { ownKey, recordingValues, valuesAskedBy } from './recording-values.js';
+import { ownKey, recordingValues, valuesAskedBy } from './entry/recording-values.js';
 import { Tiers } from './tiers.js';
-import { UrlGuard } from './url-guard.js';
+import { UrlGuard } from './resign.js';
 
 /** Collaborators of the flow. */
 export interface ReadThroughDeps {

@@ -6,15 +6,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { PageLimits } from '../api/paging.js';
+import type { PageLimits } from './request/paging.js';
 import type { CacheReport } from '../cache/inspect.js';
-import type { ResourceKey } from '../cache/keys.js';
-import type { PurgeScope, Purger } from '../cache/purge.js';
+import type { ResourceKey } from '../cache/entry/keys.js';
+import type { PurgeScope, Purger } from '../purge/purger.js';
 import type { SharedTier } from '../cache/shared-tier.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { WorkspaceId } from '../brands.js';
-import { parseCacheQuery } from './admin-cache-query.js';
-import { parsePurgeBody } from './purge-body.js';
+import { parseCacheQuery } from './request/admin-cache-query.js';
+import { parsePurgeBody } from './request/purge-body.js';
 
 const MAX_PURGE_BODY = 4096;
 

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { Cluster } from 'ioredis';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { recordingKey, type Generation } from '../../../src/cache/keys.js';
+import { recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
 import { startRedisCluster } from '../../helpers/redis-cluster.js';
 import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
 

@@ -2,8 +2,8 @@
 import t from 'tap';
 import { Cluster } from 'ioredis';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
-import { listKey, recordingKey, type Generation } from '../../../src/cache/keys.js';
-import { generationKey, l2Key, lockKey, verdictKey } from '../../../src/cache/redis-keys.js';
+import { listKey, recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
+import { generationKey, l2Key, lockKey, verdictKey } from '../../../src/redis/key-layout.js';
 import { startRedisCluster } from '../../helpers/redis-cluster.js';
 import { waitFor } from '../../helpers/redis.js';
 import { makeEntry, recordPurges, tierFor, untilRead } from '../../helpers/redis-tier.js';

@@ -3,8 +3,8 @@
 import t from 'tap';
 import { Redis } from 'ioredis';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
-import { recordingKey, type Generation } from '../../../src/cache/keys.js';
-import type { CacheEntry } from '../../../src/cache/entry.js';
+import { recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
+import type { CacheEntry } from '../../../src/cache/entry/entry.js';
 import { startPrivateRedis } from '../../helpers/redis.js';
 import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
 

@@ -2,7 +2,7 @@
 // keep their own remembered verdicts instead of sharing (and thrashing) one module-level memo.
 import t from 'tap';
 import { AcceptMemo } from '../../../src/api/accept.js';
-import { HostMemo } from '../../../src/http/host.js';
+import { HostMemo } from '../../../src/http/request/host.js';
 import { ResponseMemo } from '../../../src/http/respond.js';
 
 const raw = (host: string): string[] => ['Host', host];
