@@ -6,7 +6,7 @@
  *   recgw hash-key [--workspace <name>] < key      SHA-256 for auth.keyFile
  *   recgw check-config [FILE]                      validate YAML + environment as start-up does
  * --json on any command prints one JSON object on stdout. Exit codes: 0 done, 1 refused or
- * invalid, 2 usage, 3 admin API unreachable.
+ * invalid, 2 usage, 3 admin API unreachable or redirected.
  */
 import { Unreachable } from './admin-client.js';
 import { parseCommandArgs, UsageError, type OptionSpec } from './args.js';
@@ -32,7 +32,7 @@ environment:
   ADMIN_URL     the admin listener (default http://127.0.0.1:$ADMIN_PORT, port 9091)
   ADMIN_TOKEN   the admin bearer token (purge, inspect)
 
-exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable`;
+exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable or redirected`;
 
 const VALUE = { type: 'string' } as const;
 const SWITCH = { type: 'boolean' } as const;

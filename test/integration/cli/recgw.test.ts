@@ -5,46 +5,17 @@
  * (API key, admin token) ever appears in what recgw prints.
  */
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { hashKey } from '../../../src/auth/key-hash.js';
 import { parseKeyFile } from '../../../src/auth/static-keys.js';
 import { startGateway } from '../../helpers/gateway.js';
 import { freePort } from '../../helpers/redis.js';
-import { builtMain } from '../observability/gateway-process.js';
+import { recgw } from './run-recgw.js';
 
 const TOKEN = 'test-admin-token';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-let cli: string | undefined;
-
-/** Runs recgw with only the given environment (plus PATH) and optional stdin. */
-async function recgw(
-  args: string[],
-  env: Record<string, string> = {},
-  input?: string,
-): Promise<Run> {
-  cli ??= join(dirname(await builtMain()), 'cli', 'main.js');
-  const child = spawn(process.execPath, [cli, ...args], {
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(input ?? '');
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr };
-}
 
 void t.test('usage errors exit 2 with a hint; --help exits 0', async (t) => {
   const none = await recgw([]);
