@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 // Imported: globalThis.performance is a getter in node, read twice a request.
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { AcceptMemo } from '../api/accept.js';
+import { AcceptMemo } from './request/accept.js';
 import { ListQueryMemo, rejectAnyQuery } from './request/paging.js';
 import { clientAddress } from './request/client-address.js';
 import { ResourceLookup } from './resource-lookup.js';

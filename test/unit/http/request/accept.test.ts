@@ -1,7 +1,7 @@
 // Accept negotiation for application/json (RFC 9110 §12.5.1), case by case and against a reference.
 import t from 'tap';
 import fc from 'fast-check';
-import { acceptsJson } from '../../../src/api/accept.js';
+import { acceptsJson } from '../../../../src/http/request/accept.js';
 
 // Any code points, lone surrogates included (fast-check's 'binary' unit is slow under tap's loader).
 const anyUnicode = fc.string({
