@@ -223,6 +223,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       listing: () => settings.config.listing,
       inspect: (workspace, key) =>
         inspectCache(readThrough, () => (l2 === null ? null : l2.up), workspace, key, clock.now()),
+      now: () => clock.now(),
     }),
   );
 
