@@ -26,6 +26,11 @@ export interface TestCluster {
   stop(): Promise<void>;
   /** Kills one node's process with SIGKILL (as a crash would). */
   kill(port: number): Promise<void>;
+  /**
+   * Stops one node's process with SIGSTOP: its sockets stay open and nothing answers, as when a
+   * host hangs or drops off the network (no connection is refused or reset). Stopped in teardown.
+   */
+  freeze(port: number): void;
 }
 
 /** One line of CLUSTER NODES. */
@@ -135,7 +140,11 @@ export async function startRedisCluster(
     const child = children[index];
     if (child !== undefined) await stopProcess(child);
   };
-  return { nodes, stop, kill };
+  const freeze = (port: number): void => {
+    const index = nodes.findIndex((node) => node.port === port);
+    children[index]?.kill('SIGSTOP');
+  };
+  return { nodes, stop, kill, freeze };
 }
 
 /** A free port not among `taken`, which it joins. */
