@@ -137,7 +137,28 @@ async function failoverUnderLoad(t: Test, failure: Failure): Promise<void> {
   if (failure.how === 'kill') await cluster.kill(doomed);
   else cluster.freeze(doomed);
   // The failover takes its natural time (node timeout, election); everything after is timed from it.
-  await waitFor(() => isMaster(replica), 60_000, `replica ${replica} promoted`);
+  // Meanwhile every instance says so: redis_up 0, and the dead master's slots counted down.
+  const doomedSlots = topology
+    .find((node) => node.port === doomed)!
+    .slots.reduce((sum, [first, last]) => sum + last - first + 1, 0);
+  const sawDown = gateways.map(() => ({ up: 1, slotsDown: 0 }));
+  await waitFor(
+    async () => {
+      await Promise.all(
+        gateways.map(async (gw, index) => {
+          const seen = sawDown[index]!;
+          seen.up = Math.min(seen.up, await metric(gw, 'recgw_redis_up'));
+          seen.slotsDown = Math.max(
+            seen.slotsDown,
+            await metric(gw, 'recgw_redis_cluster_slots_down'),
+          );
+        }),
+      );
+      return isMaster(replica);
+    },
+    60_000,
+    `replica ${replica} promoted`,
+  );
   const promotedAt = performance.now();
 
   // recgw_redis_up on every instance, polled until the bound (and a little past it, to report).
@@ -191,8 +212,15 @@ async function failoverUnderLoad(t: Test, failure: Failure): Promise<void> {
       `gateway ${index}: recgw_redis_up back to 1 ${Math.round(upAgain[index]!)} ms after the promotion`,
     );
   });
-  for (const gw of gateways)
+  for (const [index, gw] of gateways.entries()) {
+    t.same(
+      sawDown[index],
+      { up: 0, slotsDown: doomedSlots },
+      `gateway ${index} reported the outage: recgw_redis_up 0, the dead master's ${doomedSlots} slots down`,
+    );
+    t.equal(await metric(gw, 'recgw_redis_cluster_slots_down'), 0, 'no slot down after it');
     t.match((await gw.admin('/readyz')).json(), { status: 'ready', redis: 'up' }, '/readyz up');
+  }
 }
 
 void t.test('a master SIGKILLed under load costs L2 only for its own slots', (t) =>
