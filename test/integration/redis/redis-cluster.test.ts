@@ -102,6 +102,18 @@ void t.test(
 void t.test('scripts of workspaces on different masters run at the same time', async (t) => {
   // Requests of several workspaces at once send their scripts in the same tick; each must reach
   // its own workspace's master, whichever node the script's SHA would hash to.
+  // Instances of their own with a generous command timeout: a stall of the loaded test machine
+  // must not pass for a refused command.
+  const a = await tierFor(
+    t,
+    { nodes: cluster.nodes, keyPrefix },
+    { redis: { commandTimeout: '2s' } },
+  );
+  const b = await tierFor(
+    t,
+    { nodes: cluster.nodes, keyPrefix },
+    { redis: { commandTimeout: '2s' } },
+  );
   const many = Array.from({ length: 12 }, (_, i) => `tenant${i}` as WorkspaceId);
   const errorsBefore = (await a.metrics.redisErrors.get()).values.reduce((n, v) => n + v.value, 0);
   const generations = await Promise.all(many.map((ws) => a.tier.loadGeneration(ws)));
