@@ -101,6 +101,11 @@ function clusterClient(config: RedisConfig): Cluster {
   const options: ClusterOptions = {
     enableOfflineQueue: false,
     enableAutoPipelining: true,
+    // ioredis files an auto-pipelined command under the slot of its first argument, which for a
+    // script is its SHA or source, not a key: concurrent scripts of workspaces on different
+    // masters would share one batch, which ioredis then refuses whole ("All keys in the pipeline
+    // should belong to the same slots allocation group"). Scripts go on their own, routed by key.
+    autoPipeliningIgnoredCommands: ['eval', 'evalsha'],
     clusterRetryStrategy: reconnectDelay,
     // Cluster retries a failed command on another node after this delay; a request must not
     // wait for that, so keep it within one command timeout.
