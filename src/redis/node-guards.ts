@@ -4,6 +4,10 @@
  * that master's (looked up in ioredis's public slot table on every command, so a failover or a
  * resharding moves the workspace to the new owner's guard at once). Standalone and Sentinel have
  * one node, so one guard, as before.
+ *
+ * Whether Redis is down is judged by the nodes that serve slots now: a master that died and
+ * whose slots a promoted replica took over no longer counts, however its guard was left (no
+ * command goes to it any more, so nothing would ever close that breaker).
  */
 import { createRequire } from 'node:module';
 import { Cluster, type Redis } from 'ioredis';
@@ -13,7 +17,10 @@ import { RedisGuard, type RedisGuardOptions, type RedisOp } from './guard.js';
 // cluster-key-slot (ioredis's own slot function) is CommonJS with `export =`.
 const calculateSlot = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
-/** Guards kept at once; only closed ones are ever forgotten (nodes that left after a failover). */
+/** Redis Cluster's hash slots. */
+const SLOTS = 16_384;
+
+/** Guards kept at once; past it, closed ones are forgotten (slotsDown also forgets those of nodes that serve no slot). */
 const MAX_GUARDS = 64;
 
 /** The guard options shared by every node's guard; `onBreakerChange` hears every node. */
@@ -24,6 +31,8 @@ export class RedisGuards {
   readonly #options: RedisGuardsOptions;
   readonly #client: Redis | Cluster;
   readonly #byNode = new Map<string, RedisGuard>();
+  /** Nodes whose connection ended (ioredis dropped them from its pool) and has not come back. */
+  readonly #gone = new Set<string>();
   /** The guard of the whole connection: the only one outside Cluster mode, and where pub/sub failures are reported. */
   readonly instance: RedisGuard;
 
@@ -31,6 +40,10 @@ export class RedisGuards {
     this.#client = client;
     this.#options = options;
     this.instance = new RedisGuard({ ...options, scope: 'redis' });
+    if (client instanceof Cluster) {
+      client.on('-node', (redis: Redis) => this.#gone.add(nodeKey(redis)));
+      client.on('+node', (redis: Redis) => this.#gone.delete(nodeKey(redis)));
+    }
   }
 
   /** The guard of the node holding `workspace`'s keys (`<p>:{<workspace>}:…`). */
@@ -49,11 +62,34 @@ export class RedisGuards {
     return guard;
   }
 
-  /** True while any node's commands are skipped. */
-  get anyOpen(): boolean {
-    if (this.instance.open) return true;
-    for (const guard of this.#byNode.values()) if (guard.open) return true;
-    return false;
+  /** True while some slot has no owner that answers (slotsDown), or the connection-wide guard (purge log, pub/sub) is open. */
+  get down(): boolean {
+    return this.instance.open || this.slotsDown() > 0;
+  }
+
+  /**
+   * Cluster slots without an owner that answers now: no owner known, an owner whose connection
+   * ended, or one whose commands are skipped (breaker open). 0 outside Cluster mode. Guards of
+   * nodes that serve no slot any more are forgotten here.
+   */
+  slotsDown(): number {
+    if (!(this.#client instanceof Cluster)) return 0;
+    const slots = this.#client.slots;
+    const owners = new Set<string>();
+    let down = 0;
+    for (let slot = 0; slot < SLOTS; slot++) {
+      const owner = slots[slot]?.[0];
+      if (owner === undefined) down++;
+      else owners.add(owner);
+    }
+    for (const node of this.#byNode.keys()) if (!owners.has(node)) this.#byNode.delete(node);
+    for (const node of this.#gone) if (!owners.has(node)) this.#gone.delete(node);
+    const dead = new Set(
+      [...owners].filter((node) => this.#gone.has(node) || this.#byNode.get(node)?.open === true),
+    );
+    if (dead.size > 0)
+      for (let slot = 0; slot < SLOTS; slot++) if (dead.has(slots[slot]?.[0] ?? '')) down++;
+    return down;
   }
 
   /** True while any node refuses writes for want of memory (RedisGuard.full). */
@@ -77,4 +113,9 @@ export class RedisGuards {
   #forgetClosed(): void {
     for (const [node, guard] of this.#byNode) if (!guard.open) this.#byNode.delete(node);
   }
+}
+
+/** ioredis's key of a node (`host:port`, as in its slot table). */
+function nodeKey(redis: Redis): string {
+  return `${redis.options.host ?? '127.0.0.1'}:${redis.options.port ?? 6379}`;
 }

@@ -63,6 +63,9 @@ export interface RedisTierDeps {
   readonly purgeLog?: PurgeLogSettings;
 }
 
+/** How often a Cluster's slot table is read while some slot has no live owner. */
+const SLOT_FOLLOW_MS = 1000;
+
 /** Deletes the lock only while it still holds our token, so a late release cannot free another holder's lock. */
 const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
@@ -103,6 +106,8 @@ class RedisTier implements SharedTier {
   #policyChecked = false;
   readonly #backlog = new WriteBacklog();
   #closed = false;
+  /** Refreshes a Cluster's slot table while some slot has no live owner (#followSlots). */
+  #following: NodeJS.Timeout | undefined;
 
   constructor(config: RedisConfig, deps: RedisTierDeps) {
     this.#prefix = config.keyPrefix;
@@ -127,6 +132,9 @@ class RedisTier implements SharedTier {
     this.#client.on('ready', () => this.#connectionUp());
     for (const lost of ['close', 'end', 'reconnecting'] as const)
       this.#client.on(lost, () => this.#connectionDown());
+    // A Cluster's nodes come and go, and its slots move, without the connection changing state.
+    for (const change of ['refresh', '+node', '-node'] as const)
+      this.#client.on(change, () => this.#publishUp());
     const fanOut: PurgeListener = {
       forget: (workspace) => this.#each((listener) => listener.forget(workspace)),
       forgetAll: () => this.#each((listener) => listener.forgetAll()),
@@ -155,15 +163,16 @@ class RedisTier implements SharedTier {
       wake: () => this.#log.wake(),
     });
     const lag = deps.metrics.purgeLogLag;
-    deps.metrics.onScrape(() =>
-      lag.set(this.#log.lastId === null ? -1 : (performance.now() - this.#syncedAt) / 1000),
-    );
+    deps.metrics.onScrape(() => {
+      lag.set(this.#log.lastId === null ? -1 : (performance.now() - this.#syncedAt) / 1000);
+      this.#publishUp();
+    });
     this.#publishUp();
   }
 
   /** Connected and answering, and the purge log read once: before that, no generation is trusted. */
   get up(): boolean {
-    return this.#ready && !this.#guards.anyOpen && this.#log.lastId !== null;
+    return this.#ready && !this.#guards.down && this.#log.lastId !== null;
   }
 
   get full(): boolean {
@@ -248,7 +257,7 @@ class RedisTier implements SharedTier {
    * (a purge during the outage, a restart without data) is refused there, atomically.
    */
   async #replayBacklog(): Promise<void> {
-    if (this.#backlog.size === 0 || !this.#ready || this.#guards.anyOpen) return;
+    if (this.#backlog.size === 0 || !this.#ready || this.#guards.down) return;
     const now = this.#clock.now();
     const groups = new Map<string, PendingWrite[]>();
     for (const write of this.#backlog.drain(now)) {
@@ -411,6 +420,7 @@ class RedisTier implements SharedTier {
     this.#closed = true;
     this.#stopBus();
     this.#log.stop();
+    clearInterval(this.#following);
     await Promise.all([quit(this.#client), quit(this.#subscriber)]);
     this.#ready = false;
     this.#publishUp();
@@ -457,7 +467,29 @@ class RedisTier implements SharedTier {
   }
 
   #publishUp(): void {
+    this.#metrics.redisSlotsDown.set(this.#guards.slotsDown());
     this.#metrics.redisUp.set(this.up ? 1 : 0);
+    this.#followSlots();
+  }
+
+  /**
+   * While some slot of a Cluster has no live owner, asks the cluster for its slot table every
+   * SLOT_FOLLOW_MS. ioredis otherwise learns of a promoted replica only from a command to the
+   * dead master's slots that meets a MOVED: with no traffic to them, up would stay 0 after the
+   * failover, and the dead master's workspaces would wait for a request to find their new owner.
+   */
+  #followSlots(): void {
+    const client = this.#client;
+    if (!(client instanceof Cluster)) return;
+    if (this.#closed || !this.#ready || !this.#guards.down) {
+      clearInterval(this.#following);
+      this.#following = undefined;
+      return;
+    }
+    this.#following ??= setInterval(
+      () => client.refreshSlotsCache(() => this.#publishUp()),
+      SLOT_FOLLOW_MS,
+    ).unref();
   }
 }
 
