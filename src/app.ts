@@ -25,7 +25,7 @@ import { restartOnlyChanges } from './config/restart-only.js';
 import { readSecretFile } from './config/secret-file.js';
 import { adminHandler, hashToken } from './http/admin-handler.js';
 import { clientErrorListener } from './http/client-error.js';
-import { closeConnectionsAfterEachResponse, drainWait, type DrainWait } from './http/drain.js';
+import { draining, drainWait, stopListening, type DrainWait } from './http/drain.js';
 import { PublicHandler } from './http/public-handler.js';
 import { Quotas } from './limits/quotas.js';
 import { GatewayMetrics } from './observability/metrics.js';
@@ -185,8 +185,10 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     tracing,
   });
   const { server: serverConfig } = initial;
+  const drainSwitch = draining();
   const server = createServer(
     {
+      ServerResponse: drainSwitch.Response,
       headersTimeout: serverConfig.headersTimeout,
       requestTimeout: serverConfig.requestTimeout,
       keepAliveTimeout: serverConfig.keepAliveTimeout,
@@ -208,7 +210,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
 
   let ready = false;
   let closing: Promise<void> | undefined;
-  let draining: Promise<void> | undefined;
+  let drainRun: Promise<void> | undefined;
   let drainDelay: DrainWait | undefined;
   let tokenHash = initial.admin.token === null ? null : hashToken(initial.admin.token);
   const admin = createServer(
@@ -266,16 +268,16 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       ready = true;
     },
     drain() {
-      draining ??= (async () => {
+      drainRun ??= (async () => {
         // Not ready from this moment: the load balancer's next probe takes the instance out,
         // while requests it still routes here during the delay are served as usual.
         ready = false;
-        closeConnectionsAfterEachResponse(server);
+        drainSwitch.start();
         drainDelay = drainWait(settings.config.server.drainDelay);
         await drainDelay.done;
         await close();
       })();
-      return draining;
+      return drainRun;
     },
     close,
   };
@@ -287,34 +289,58 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     return closing;
   }
 
-  /** Stops accepting, lets in-flight requests finish within server.shutdownGrace, closes pools and Redis. */
+  /**
+   * Stops accepting, lets in-flight requests finish within server.shutdownGrace, closes pools and
+   * Redis: all of it within the grace. Its last part (SHUTDOWN_TAIL_SHARE, at most
+   * SHUTDOWN_TAIL_MAX_MS) is kept for what follows the requests: fetches still in flight are cut
+   * off (their clients get a 503 or the stale copy, with Connection: close), then half of it is
+   * left for those answers to be written before every connection is closed, then the rest for
+   * Redis and the last spans.
+   */
   async function shutdown(): Promise<void> {
     ready = false;
+    drainSwitch.start();
     const grace = settings.config.server.shutdownGrace;
-    const drained = closeServer(server);
-    server.closeIdleConnections();
-    // Node closes only the connections idle at close(); a keep-alive connection whose request
-    // finishes later would hold the drain open until keepAliveTimeout. Sweep them as they idle.
-    const sweeper = setInterval(() => server.closeIdleConnections(), 100);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        server.closeAllConnections();
-        resolve();
-      }, grace);
-      timer.unref();
-    });
-    await Promise.race([drained, timedOut]);
-    clearTimeout(timer);
-    clearInterval(sweeper);
+    const deadline = performance.now() + grace;
+    const tail = Math.min(SHUTDOWN_TAIL_MAX_MS, grace * SHUTDOWN_TAIL_SHARE);
+    const { ended } = await stopListening(server);
+    if (!(await endsBefore(ended, deadline - tail))) {
+      upstream.close();
+      if (!(await endsBefore(ended, deadline - tail / 2))) server.closeAllConnections();
+    }
+    upstream.close();
     // The admin listener outlives the drain, so a load balancer's /readyz probe sees 503 (not a
     // refused connection) and /metrics still scrapes while in-flight requests finish.
     const adminClosed = closeServer(admin);
     admin.closeAllConnections();
-    await adminClosed;
     // Spans still queued are exported last: they include the requests just drained.
-    await Promise.all([upstream.close(), l2?.close()]);
-    await tracing.close();
+    await endsBefore(
+      Promise.all([adminClosed, l2?.close()]).then(() => tracing.close()),
+      deadline,
+    );
+  }
+}
+
+/** The share of server.shutdownGrace kept for cutting off fetches and closing (see shutdown()). */
+const SHUTDOWN_TAIL_SHARE = 0.25;
+const SHUTDOWN_TAIL_MAX_MS = 1000;
+
+/** True when `work` settles before performance.now() reaches `deadline`, false when the deadline comes first. */
+async function endsBefore(work: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()));
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

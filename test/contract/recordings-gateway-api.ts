@@ -206,7 +206,7 @@ export interface components {
              * @description A stable code to classify on (src/errors.ts).
              * @enum {unknown}
              */
-            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE";
+            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE";
         };
         Tag: {
             id: string;
@@ -548,7 +548,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description CIRCUIT_OPEN, with Retry-After = seconds until the trial request. */
+        /** @description CIRCUIT_OPEN, with Retry-After = seconds until the trial request; or SHUTTING_DOWN, with Retry-After 1, when the instance stopped while its upstream fetch was in flight and no stale copy could be served. */
         CircuitOpen: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
