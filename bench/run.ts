@@ -16,6 +16,7 @@ import { quotaCase } from './quota-case.js';
 import { mixedCase } from './mixed-case.js';
 import { workersCase } from './workers-case.js';
 import { purgeCatchUpCase } from './purge-catchup-case.js';
+import { configuredL1, lruL1, traceReplayCase } from './trace-replay-case.js';
 import { canPin } from './pinned-child.js';
 import { machine, toMarkdown, type BenchRun } from './report.js';
 
@@ -76,6 +77,9 @@ async function main(): Promise<void> {
     }
     await step('memory', () => memoryCase(h));
     await step('purge-catchup', () => purgeCatchUpCase(h));
+    await step('trace-replay', () =>
+      Promise.resolve(traceReplayCase({ label: 'configured', make: configuredL1 }, lruL1)),
+    );
   } finally {
     await h.close();
   }
