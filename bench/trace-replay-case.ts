@@ -9,7 +9,6 @@
  * Run alone: `npx tsc -p bench/tsconfig.json && node dist-bench/bench/trace-replay-case.js`.
  */
 import { fileURLToPath } from 'node:url';
-import type { CaseResult, Check, Row } from './context.js';
 import { Zipf } from './zipf.js';
 import { L1Cache } from '../src/cache/l1/l1.js';
 import type { CacheEntry } from '../src/cache/entry/entry.js';
@@ -320,6 +319,27 @@ export function optimumHits(ids: Int32Array, capacity: number): number {
     push([upcoming, id]);
   }
   return hits;
+}
+
+/** A row of the trace table: its figures by name. */
+export interface Row {
+  label: string;
+  extra?: Record<string, number | string>;
+}
+
+/** A target of the case and whether the replay met it. */
+export interface Check {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+/** What the case returns (run.ts turns it into a report section). */
+export interface CaseResult {
+  name: string;
+  rows: Row[];
+  checks: Check[];
+  notes: string[];
 }
 
 const pct = (part: number, whole: number): number => Math.round((1000 * part) / whole) / 10;

@@ -1,6 +1,6 @@
 /**
  * A loopback TCP proxy whose link can be cut (every connection dropped, new ones refused at once)
- * and restored, with an optional filter on what clients send: how the bench and the tests take
+ * and restored, with an optional filter on what clients send: how the tests take
  * Redis away from one app while others keep it.
  */
 import { createConnection, createServer, type Socket } from 'node:net';

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { freePort } from '../../../bench/free-port.js';
+import { freePort } from '../../helpers/free-port.js';
 
 void t.test('ports come from below the ephemeral range and can be bound', async (t) => {
   const ephemeralStart = Number(
