@@ -1,5 +1,5 @@
 /** `recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]`: GET /admin/cache. */
-import { AdminClient, refused } from './admin-client.js';
+import { AdminClient, expectAdminAnswer, refused } from './admin-client.js';
 import { UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
@@ -22,8 +22,10 @@ export async function inspectCommand(
   const pageSize = args.values.get('page-size');
   if (pageNumber !== undefined) query.set('page_number', pageNumber);
   if (pageSize !== undefined) query.set('page_size', pageSize);
-  const answer = await new AdminClient(env).send('GET', `/admin/cache?${query.toString()}`);
+  const client = new AdminClient(env);
+  const answer = await client.send('GET', `/admin/cache?${query.toString()}`);
   if (answer.status !== 200) return refused(output, 'inspect', answer);
+  expectAdminAnswer(client, answer, 'tiers');
   if (output.json) {
     output.out(JSON.stringify(answer.body));
     return EXIT.ok;
