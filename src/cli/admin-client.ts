@@ -88,6 +88,18 @@ export class AdminClient {
   }
 }
 
+/**
+ * Throws Unreachable when a 200 lacks what the admin API's answer always has: ADMIN_URL reached
+ * some other server (a proxy's page, another service), and its 200 must not be reported as done.
+ */
+export function expectAdminAnswer(client: AdminClient, answer: AdminAnswer, field: string): void {
+  const body = answer.body;
+  if (typeof body !== 'object' || body === null || !(field in body))
+    throw new Unreachable(
+      `the answer from ${client.origin} is not the admin API's (a 200 without "${field}"): check ADMIN_URL`,
+    );
+}
+
 /** A redirect's target for a message: origin and path only (a query could carry anything). */
 function whereTo(res: Response, from: URL): string {
   const location = res.headers.get('location');

@@ -2,7 +2,7 @@
  * `recgw purge <workspace> [<recording> | --lists | --page-number N --page-size N]`:
  * POST /admin/purge, reaching every instance.
  */
-import { AdminClient, refused } from './admin-client.js';
+import { AdminClient, expectAdminAnswer, refused } from './admin-client.js';
 import { UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
@@ -54,6 +54,7 @@ export async function purgeCommand(
   const client = new AdminClient(env);
   const answer = await client.send('POST', '/admin/purge', body);
   if (answer.status !== 200) return refused(output, 'purge', answer);
+  expectAdminAnswer(client, answer, 'generation');
   const result = answer.body as { generation?: unknown };
   if (output.json) output.out(JSON.stringify({ ok: true, ...result }));
   else output.out(`purged ${what} (generation ${JSON.stringify(result.generation)})`);

@@ -331,6 +331,11 @@ export interface components {
             earliest_url_expiry?: string | null;
             /** @description The generation tag the entry is stored under (`all` */
             generation?: string;
+            /** @description With server.workers > 1, in tiers.l1 only: how many ready workers hold the entry; the fields above are then the most recently stored copy. */
+            workers?: {
+                holding: number;
+                of: number;
+            };
         };
         CacheInspection: {
             workspace: string;
@@ -349,6 +354,12 @@ export interface components {
                     up: boolean;
                 });
             };
+            /** @description With server.workers > 1, each ready worker's own L1 and generation, in worker order. */
+            by_worker?: {
+                worker: number;
+                generation: components["schemas"]["Generation"];
+                l1: components["schemas"]["TierEntry"];
+            }[];
         };
     };
     responses: {

@@ -1,7 +1,8 @@
 /**
  * recgw never follows a redirect. The admin API answers directly; a redirect means ADMIN_URL
  * points at something else (a proxy, a load balancer, a moved host). Followed, a purge reached
- * another origin without its token and that origin's 200 was reported as a purge done.
+ * another origin without its token and that origin's 200 was reported as a purge done. Nor is
+ * any other server's 200 taken for the admin API's (it crashed recgw with a TypeError).
  */
 import t from 'tap';
 import { startOrigin } from '../../helpers/origin-server.js';
@@ -63,4 +64,29 @@ void t.test('a redirect within the same origin is refused too', async (t) => {
     redirector.seen.map((seen) => seen.url),
     ['/admin/purge'],
   );
+});
+
+void t.test("a 200 that is not the admin API's answer is not reported as done", async (t) => {
+  const other = await startOrigin(t, (req, res) => {
+    if (req.url === '/admin/purge') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>welcome</html>');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"ok":true}');
+  });
+  const env = { ADMIN_URL: other.url, ADMIN_TOKEN: TOKEN };
+  for (const [argv, field] of [
+    [['purge', 'acme'], 'generation'],
+    [['inspect', 'acme'], 'tiers'],
+  ] as const) {
+    const run = await recgw([...argv], env);
+    t.equal(run.code, 3, `${argv[0]}: ${run.stderr}`);
+    t.equal(run.stdout, '');
+    t.match(
+      run.stderr,
+      `recgw: the answer from ${other.url} is not the admin API's (a 200 without "${field}"): check ADMIN_URL`,
+    );
+  }
 });
