@@ -9,13 +9,13 @@ import {
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
-  defaultTextMapSetter,
+  TraceFlags,
+  isSpanContextValid,
   trace,
   type Attributes,
   type Context,
   type Span,
   type SpanContext,
-  type TextMapPropagator,
   type Tracer,
 } from '@opentelemetry/api';
 
@@ -32,7 +32,6 @@ export class RequestTrace {
     readonly span: Span,
     private readonly ctx: Context,
     private readonly tracer: Tracer | null,
-    private readonly propagator: TextMapPropagator,
   ) {
     this.recording = tracer !== null && span.isRecording();
   }
@@ -40,19 +39,18 @@ export class RequestTrace {
   /** A recorded trace: a SERVER span under the client's context (`parent`, possibly empty). */
   static recorded(
     tracer: Tracer,
-    propagator: TextMapPropagator,
     parent: Context,
     name: string,
     attributes: Attributes,
   ): RequestTrace {
     const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
-    return new RequestTrace(span, trace.setSpan(parent, span), tracer, propagator);
+    return new RequestTrace(span, trace.setSpan(parent, span), tracer);
   }
 
   /** A carried trace: the client's span context, passed on but never recorded. */
-  static carried(propagator: TextMapPropagator, remote: SpanContext): RequestTrace {
+  static carried(remote: SpanContext): RequestTrace {
     const span = trace.wrapSpanContext(remote);
-    return new RequestTrace(span, trace.setSpan(ROOT_CONTEXT, span), null, propagator);
+    return new RequestTrace(span, trace.setSpan(ROOT_CONTEXT, span), null);
   }
 
   /**
@@ -89,9 +87,7 @@ export class RequestTrace {
 
   /** The traceparent (and tracestate) headers for a request sent under `span`. */
   headers(span: Span): Record<string, string> {
-    const carrier: Record<string, string> = {};
-    this.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter);
-    return carrier;
+    return traceHeaders(span.spanContext());
   }
 
   /** Ends the request's span with its answer (a 5xx marks it an error). */
@@ -115,4 +111,22 @@ export function endSpan(span: Span, error?: unknown): void {
       span.setAttribute('error.type', (error as { code?: string }).code ?? error.name);
   }
   span.end();
+}
+
+/**
+ * W3C Trace Context headers for `context`, written here rather than by OpenTelemetry's propagator,
+ * whose traceparent prints flags above 0x0f as three digits (`-010`) and whose tracestate is sent
+ * empty when none of the client's entries could be kept. Version 00 defines one flag, sampled, and
+ * other bits must be sent as zero (Trace Context §3.2.2.5); a tracestate with nothing left in it is
+ * not sent at all.
+ */
+export function traceHeaders(context: SpanContext): Record<string, string> {
+  if (!isSpanContextValid(context)) return {};
+  const sampled = (context.traceFlags & TraceFlags.SAMPLED) !== 0;
+  const headers: Record<string, string> = {
+    traceparent: `00-${context.traceId}-${context.spanId}-${sampled ? '01' : '00'}`,
+  };
+  const state = context.traceState?.serialize();
+  if (state !== undefined && state !== '') headers['tracestate'] = state;
+  return headers;
 }
