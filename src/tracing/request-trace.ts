@@ -26,6 +26,8 @@ export { SpanKind };
 export class RequestTrace {
   /** True when this request's spans are recorded (tracing on and sampled). */
   readonly recording: boolean;
+  /** The latest call leaving the gateway (CLIENT span) started under this request. */
+  private lastFetch: Span | undefined;
 
   private constructor(
     /** The request's span (non-recording when carried or not sampled). */
@@ -65,6 +67,17 @@ export class RequestTrace {
     attributes?: Attributes,
     startTime?: number,
   ): Span {
+    const span = this.startChild(name, kind, attributes, startTime);
+    if (kind === SpanKind.CLIENT) this.lastFetch = span;
+    return span;
+  }
+
+  private startChild(
+    name: string,
+    kind: SpanKind,
+    attributes: Attributes | undefined,
+    startTime: number | undefined,
+  ): Span {
     if (this.recording && this.tracer !== null) {
       return this.tracer.startSpan(
         name,
@@ -83,6 +96,17 @@ export class RequestTrace {
       spanId: randomBytes(8).toString('hex'),
       isRemote: false,
     });
+  }
+
+  /**
+   * Links this request's span to the work of `other`, a request whose fetch this one waited on:
+   * to its upstream fetch's span, or to its request span when it found the answer without one
+   * (in L2). Only a recorded span keeps links.
+   */
+  linkTo(other: RequestTrace | null | undefined): void {
+    if (!this.recording || other === null || other === undefined) return;
+    const context = (other.lastFetch ?? other.span).spanContext();
+    if (isSpanContextValid(context)) this.span.addLink({ context });
   }
 
   /** The traceparent (and tracestate) headers for a request sent under `span`. */
