@@ -29,6 +29,7 @@ declare module 'autocannon' {
     connections?: number;
     pipelining?: number;
     duration?: number;
+    amount?: number;
     headers?: Record<string, string>;
     requests?: AutocannonRequest[];
   }

@@ -1,96 +1,85 @@
 /**
- * The memory case: RSS and L1 accounting after 100k distinct recordings into a 64 MiB L1 (the
- * targets), and the same accounting for list pages, whose bodies dwarf the per-entry overhead.
+ * "With `cache.l1.maxBytes: 64MiB`, how much memory does the process take?" 100,000 distinct
+ * recordings go through a gateway with a 64 MiB L1 (requested over HTTP, fetched from the
+ * simulator); the baseline is a process holding the same recordings' JSON bodies in an
+ * lru-cache bounded by 64 MiB of bytes (reference.ts map). RSS of each after a full collection.
  */
-import { round, type CaseResult, type Row } from './context.js';
-import type { Harness } from './harness.js';
-import type { MemoryReport } from './memory-process.js';
+import autocannon from 'autocannon';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startSimulator } from '../src/sim/server.js';
+import { metricSum, rssOf, scrape, startReference, type Server } from './processes.js';
+import type { CaseResult } from './report.js';
+import { clientHeaders, gateway, type Bench } from './setup.js';
 
+const COUNT = 100_000;
 const MIB = 1024 * 1024;
-/** List pages filled in the second child: about 2.5 times what a 64 MiB L1 holds. */
-const LIST_PAGES = 4000;
-const PAGE_SIZE = 30;
+/** How long RSS settles after the fill before it is read (the collector returns pages late). */
+const SETTLE_MS = 3000;
 
-/** One fill's row: memory, what L1 counts, and what it holds. */
-function rowOf(label: string, m: MemoryReport): Row {
-  return {
-    label,
-    extra: {
-      rssMiB: round(m.rssAfter / MIB, 1),
-      rssBeforeMiB: round(m.rssBefore / MIB, 1),
-      rssAtGcMiB: round(m.rssAtGc / MIB, 1),
-      ...(m.residentAfter === null
-        ? {}
-        : {
-            mallocHeapMiB: round(m.residentAfter.mallocHeap / MIB, 1),
-            anonymousMiB: round(m.residentAfter.anonymous / MIB, 1),
-          }),
-      heapGrowthMiB: round(m.heapGrowth / MIB, 1),
-      heapUsedMiB: round(m.heapUsedAfter / MIB, 1),
-      heapTotalMiB: round(m.heapTotalAfter / MIB, 1),
-      l1MiB: round(m.l1Bytes / MIB, 1),
-      arenaMiB: round(m.arenaBytes / MIB, 1),
-      arenaLiveMiB: round(m.arenaLiveBytes / MIB, 1),
-      storedMiB: round(m.storedBytes / MIB, 1),
-      entriesHeld: m.entriesHeld,
-      l1Items: m.l1Items,
-      accountingOverhead: round(m.l1Bytes / m.storedBytes, 3),
-      heapPerStoredByte: round(m.heapGrowth / m.storedBytes, 3),
-      heapPerAccountedByte: round(m.heapGrowth / m.l1Bytes, 3),
-    },
-  };
-}
-
-/** How the accounting compares with the stored bytes, for a check. */
-function accountingMeasured(m: MemoryReport): string {
-  return `${round(m.l1Bytes / m.storedBytes, 3)}× (real heap growth: ${round(m.heapGrowth / m.storedBytes, 3)}× stored, ${round(m.heapGrowth / m.l1Bytes, 3)}× accounted)`;
-}
-
-/** Fills L1 in fresh children and checks RSS and accounting overhead against the targets. */
-export async function memoryCase(
-  h: Harness,
-  count = 100_000,
-  maxBytes = 64 * MIB,
-): Promise<CaseResult> {
-  const recordingsChild = await h.memoryChild();
-  const m = await recordingsChild.call<MemoryReport>('fill', { count, maxBytes });
-  await h.release();
-  const listsChild = await h.memoryChild();
-  const lists = await listsChild.call<MemoryReport>('fillLists', {
-    count: LIST_PAGES,
-    maxBytes,
-    pageSize: PAGE_SIZE,
+async function fill(server: Server, paths: readonly string[], headers: Record<string, string>) {
+  let next = 0;
+  const result = await autocannon({
+    url: `http://127.0.0.1:${server.port}`,
+    connections: 32,
+    amount: paths.length,
+    requests: [
+      {
+        method: 'GET',
+        headers,
+        setupRequest: (r) => ({ ...r, path: paths[next++ % paths.length]! }),
+      },
+    ],
   });
-  await h.release();
-  const rssLimit = maxBytes + 120 * MIB;
-  return {
-    name: 'memory',
-    rows: [
-      rowOf(`memory: ${count} recordings into cache.l1.maxBytes ${maxBytes / MIB} MiB`, m),
-      rowOf(
-        `memory: ${LIST_PAGES} list pages (page_size ${PAGE_SIZE}, with gzip and brotli) into cache.l1.maxBytes ${maxBytes / MIB} MiB`,
-        lists,
-      ),
-    ],
-    checks: [
-      {
-        target: 'memory: RSS ≤ maxBytes + 120 MiB at 100k entries',
-        measured: `${round(m.rssAfter / MIB, 1)} MiB (limit ${rssLimit / MIB} MiB)`,
-        met: m.rssAfter <= rssLimit,
-      },
-      {
-        target: 'memory: L1 accounting ≤ 1.3× stored bytes (100k recordings)',
-        measured: accountingMeasured(m),
-        met: m.l1Bytes / m.storedBytes <= 1.3,
-      },
-      {
-        target: `memory: L1 accounting ≤ 1.3× stored bytes (list pages of ${PAGE_SIZE})`,
-        measured: accountingMeasured(lists),
-        met: lists.l1Bytes / lists.storedBytes <= 1.3,
-      },
-    ],
-    notes: [
-      `Memory: ${m.entriesHeld} of ${m.filled} recordings still held (${m.l1Items} L1 items incl. link-code aliases), ${lists.entriesHeld} of ${lists.filled} list pages; stored = body + gzip + brotli bytes of those; RSS and heap read 1 s after the final GC (rssAtGc: read at once, while V8 is still returning the pages it freed); heap growth = heapUsed + arrayBuffers over the empty app; arena = the L1 segments holding entry bytes, and the bytes of entries in them. Each fill runs in a fresh child with the production image's MALLOC_MMAP_THRESHOLD_.`,
-    ],
-  };
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`memory fill: ${result.non2xx} answers not 2xx, ${result.errors} errors`);
+}
+
+export async function memoryCase(b: Bench): Promise<CaseResult> {
+  const sim = await startSimulator({
+    workspaces: ['acme'],
+    recordingsPerWorkspace: COUNT,
+    urlScheme: 'unsigned',
+    urlLifetimeMs: 3_600_000,
+  });
+  try {
+    const gw = await gateway({ ...b, sim }, 'cache: { l1: { maxBytes: 64MiB } }', {
+      gcOnSignal: true,
+    });
+    await sleep(SETTLE_MS);
+    const idle = rssOf(gw.pid);
+    const paths = sim.data['acme']!.map((r) => `/api/external/v2/recordings/${r.id}`);
+    const headers = clientHeaders(sim);
+    const filling = Date.now();
+    await fill(gw, paths, headers);
+    const fillSeconds = Math.round((Date.now() - filling) / 1000);
+    const bodies = sim.data['acme']!.map((r, i) => `${paths[i]!}\t${JSON.stringify(r)}`);
+    const baseline = await startReference('map', '', bodies);
+    b.started.push(baseline);
+    gw.process.kill('SIGUSR2');
+    baseline.process.kill('SIGUSR2');
+    await sleep(SETTLE_MS);
+    const [gwRss, baseRss] = [rssOf(gw.pid), rssOf(baseline.pid)];
+    const text = await scrape(gw.adminPort);
+    const mib = (n: number): string => `${(n / MIB).toFixed(1)} MiB`;
+    return {
+      name: 'memory',
+      question: `RSS with ${COUNT.toLocaleString('en')} recordings in a 64 MiB L1`,
+      rows: [
+        {
+          label: 'gateway, cache.l1.maxBytes 64 MiB',
+          figures: `RSS ${mib(gwRss)} (idle ${mib(idle)}); L1 holds ${metricSum(text, 'recgw_cache_entries')} entries, ${mib(metricSum(text, 'recgw_cache_bytes'))} counted`,
+        },
+        {
+          label: 'baseline: the same bodies in an lru-cache of 64 MiB',
+          figures: `RSS ${mib(baseRss)}; holds ${baseline.said['held']} bodies`,
+        },
+        { label: 'gateway ÷ baseline', figures: `${(gwRss / baseRss).toFixed(3)}× RSS` },
+      ],
+      notes: [
+        `The gateway filled with ${COUNT.toLocaleString('en')} distinct recording requests over 32 connections (the fill took ${fillSeconds} s), URLs unsigned; the baseline given the same recordings' JSON on its stdin (its 64 MiB count body and path bytes only, where the gateway's count its per-entry overhead and compressed copies too, so it holds more recordings); RSS read from /proc ${SETTLE_MS / 1000} s after a full collection (gc-on-signal.ts); the gateway runs with the image's malloc setting.`,
+      ],
+    };
+  } finally {
+    await sim.close();
+  }
 }

@@ -1,91 +1,116 @@
 /**
- * `npm run bench`: runs every case (or those in BENCH_ONLY) and writes bench/results/latest.json
- * and latest.md. The process re-runs itself under `taskset -c 0` so the load generator keeps to
- * CPU 0 while every server under test runs on CPU 1.
+ * `npm run bench`: each case answers one user's question, in under a minute with the defaults.
+ * BENCH_ONLY (comma-separated case names) picks cases; BENCH_DURATION (s per run, 3),
+ * BENCH_ROUNDS (4), BENCH_WARMUP (s, 1) and BENCH_CONNECTIONS (50) set the load;
+ * BENCH_REQUEST_LOG=1 compares with request logs on. Prints a Markdown report and writes it to
+ * bench/results/latest.md (partial-<cases>.md with BENCH_ONLY).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { settingsFromEnv, type CaseResult } from './context.js';
-import { Harness, LOAD_CPU } from './harness.js';
-import { hitCase, longHitCase, signedCase } from './hit-cases.js';
-import { instructionCase } from './instructions-case.js';
+import { startSimulator } from '../src/sim/server.js';
+import type { Settings } from './compare.js';
+import { l1HitCase, l2HitCase } from './hit-case.js';
 import { memoryCase } from './memory-case.js';
 import { missCase } from './miss-case.js';
+import { pinSelf } from './processes.js';
 import { quotaCase } from './quota-case.js';
-import { mixedCase } from './mixed-case.js';
+import { host, markdown, type CaseResult } from './report.js';
+import { lazyRedis, type Bench } from './setup.js';
 import { workersCase } from './workers-case.js';
-import { purgeCatchUpCase } from './purge-catchup-case.js';
-import { canPin } from './pinned-child.js';
-import { machine, toMarkdown, type BenchRun } from './report.js';
+import { configuredL1, lruL1, traceReplayCase } from './trace-replay-case.js';
+import { zipfCase } from './zipf-case.js';
 
-const RESULTS = new URL('../../bench/results/', import.meta.url);
+const CASES: Record<string, (b: Bench) => Promise<CaseResult>> = {
+  'l1-list': (b) => l1HitCase(b, 'list'),
+  'l1-recording': (b) => l1HitCase(b, 'recording'),
+  'l2-hit': l2HitCase,
+  miss: missCase,
+  zipf: zipfCase,
+  memory: memoryCase,
+  quota: quotaCase,
+  workers: workersCase,
+  'trace-replay': () => {
+    const replay = traceReplayCase({ label: 'configured', make: configuredL1 }, lruL1);
+    return Promise.resolve({
+      name: replay.name,
+      question: 'hit ratios of the L1 on replayed traces, beside plain LRU and the optimum',
+      rows: replay.rows.map((row) => ({
+        label: row.label,
+        figures: Object.entries(row.extra ?? {})
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
+      })),
+      notes: [
+        ...replay.notes,
+        ...replay.checks.map((c) => `${c.met ? 'met' : 'MISS'}: ${c.target}: ${c.measured}`),
+      ],
+    });
+  },
+};
 
-/** Progress goes to stdout, a line at a time. */
-function say(line: string): void {
-  process.stdout.write(`${line}\n`);
+function settingsFrom(env: NodeJS.ProcessEnv): Settings {
+  const num = (name: string, fallback: number): number => {
+    const value = Number(env[name]);
+    return env[name] !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
+  };
+  return {
+    seconds: num('BENCH_DURATION', 3),
+    rounds: Math.round(num('BENCH_ROUNDS', 4)),
+    warmup: num('BENCH_WARMUP', 1),
+    connections: Math.round(num('BENCH_CONNECTIONS', 50)),
+  };
 }
 
 async function main(): Promise<void> {
-  if (canPin && process.env['BENCH_PINNED'] !== '1') {
-    const self = fileURLToPath(import.meta.url);
-    const child = spawnSync('taskset', ['-c', String(LOAD_CPU), process.execPath, self], {
-      stdio: 'inherit',
-      env: { ...process.env, BENCH_PINNED: '1' },
-    });
-    process.exit(child.status ?? 1);
-  }
-  const settings = settingsFromEnv(process.env);
-  const wanted = (name: string): boolean => settings.only === null || settings.only.includes(name);
-  const h = new Harness(settings);
-  const cases: CaseResult[] = [];
-  const step = async (name: string, run: () => Promise<CaseResult>): Promise<void> => {
-    if (!wanted(name)) return;
-    const started = Date.now();
-    say(`bench: ${name}…`);
-    const result = await run();
-    cases.push(result);
-    for (const check of result.checks)
-      say(`  ${check.met ? 'met ' : 'MISS'} ${check.target}: ${check.measured}`);
-    say(`  (${Math.round((Date.now() - started) / 1000)} s)`);
+  const only = process.env['BENCH_ONLY']?.split(',').map((s) => s.trim());
+  const unknown = only?.filter((name) => !(name in CASES)) ?? [];
+  if (unknown.length > 0)
+    throw new Error(`unknown case ${unknown.join(', ')}; cases: ${Object.keys(CASES).join(', ')}`);
+  const settings = settingsFrom(process.env);
+  const header = [
+    host(),
+    pinSelf(),
+    `autocannon, ${settings.connections} connections, pipelining 1; ${settings.rounds} rounds of ${settings.seconds} s per server after ${settings.warmup} s of warm-up, the order reversed every other round; medians of the rounds.`,
+  ];
+  const sim = await startSimulator({
+    workspaces: ['acme', 'globex'],
+    recordingsPerWorkspace: 2000,
+    urlScheme: 'cloud-cdn',
+    urlLifetimeMs: 3_600_000,
+  });
+  const { redis, stop } = lazyRedis();
+  const b: Bench = {
+    settings,
+    sim,
+    redis,
+    requestLog: process.env['BENCH_REQUEST_LOG'] === '1',
+    started: [],
   };
+  const results: CaseResult[] = [];
   try {
-    // Main simulator: 2 workspaces of 2000 recordings, URLs valid for an hour (no refresh churn).
-    const sim = await h.sim({
-      workspaces: ['acme', 'globex'],
-      recordingsPerWorkspace: 2000,
-      urlScheme: 'cloud-cdn',
-      urlLifetimeMs: 3_600_000,
-    });
-    await step('l1-hit', () => hitCase(h, sim, 'l1'));
-    await step('l1-hit-long', () => longHitCase(h, sim));
-    await step('l1-hit-instructions', () => instructionCase(h, sim));
-    await step('l2-hit', () => hitCase(h, sim, 'l2'));
-    await step('miss-path', () => missCase(h, sim));
-    await step('mixed', () => mixedCase(h, sim));
-    await step('workers', () => workersCase(h, sim));
-    await step('quota', () => quotaCase(h, sim));
-    if (wanted('signed-urls')) {
-      const signedSim = await h.sim({
-        workspaces: ['acme'],
-        urlScheme: 'cloud-cdn',
-        urlLifetimeMs: 4000,
-      });
-      const unsignedSim = await h.sim({ workspaces: ['acme'], urlScheme: 'unsigned' });
-      await step('signed-urls', () => signedCase(h, signedSim, unsignedSim));
+    for (const [name, run] of Object.entries(CASES)) {
+      if (only !== undefined && !only.includes(name)) continue;
+      process.stdout.write(`bench: ${name}…\n`);
+      const started = Date.now();
+      try {
+        const result = await run(b);
+        result.seconds = Math.round((Date.now() - started) / 1000);
+        results.push(result);
+      } finally {
+        await Promise.all(b.started.splice(0).map((c) => c.stop()));
+      }
     }
-    await step('memory', () => memoryCase(h));
-    await step('purge-catchup', () => purgeCatchUpCase(h));
   } finally {
-    await h.close();
+    await stop();
+    await sim.close();
   }
-  const run: BenchRun = { machine: machine(canPin), settings, cases };
-  const markdown = toMarkdown(run);
-  const name = settings.only === null ? 'latest' : `partial-${settings.only.join('-')}`;
-  mkdirSync(RESULTS, { recursive: true });
-  writeFileSync(new URL(`${name}.json`, RESULTS), `${JSON.stringify(run, null, 2)}\n`);
-  writeFileSync(new URL(`${name}.md`, RESULTS), markdown);
-  say(`\n${markdown}`);
+  const report = markdown(results, header);
+  const results_ = new URL('../../bench/results/', import.meta.url);
+  mkdirSync(results_, { recursive: true });
+  writeFileSync(
+    new URL(only === undefined ? 'latest.md' : `partial-${only.join('-')}.md`, results_),
+    report,
+  );
+  process.stdout.write(`\n${report}\n`);
 }
 
 main().catch((error: unknown) => {

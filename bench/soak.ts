@@ -15,6 +15,7 @@ import { AnswerChecker } from './soak-check.js';
 import { runLoad, Tally, type RedisOutage } from './soak-load.js';
 import { RequestMix, faultSchedule } from './soak-plan.js';
 import {
+  ALL_CPUS,
   freePort,
   hasRedisServer,
   metricSeries,
@@ -23,7 +24,7 @@ import {
   startGateway,
   startRedis,
   type Child,
-} from './soak-processes.js';
+} from './processes.js';
 import {
   markdown,
   quantile,
@@ -120,19 +121,24 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
     const redisPort = withRedis ? await freePort() : 0;
     if (withRedis) children.push((redis = await startRedis(redisPort)));
     const config = gatewayConfig(env);
-    const gateway = await startGateway(
-      dir,
+    const log = join(dir, 'gateway.log');
+    const gateway = await startGateway({
       config,
-      {
+      env: {
         UPSTREAM_URL: sim.baseUrlTemplate,
         LOG_LEVEL: 'warn',
+        // SOAK_GATEWAY_NODE_FLAGS=--cpu-prof profiles the gateway.
+        ...(env['SOAK_GATEWAY_NODE_FLAGS'] ? { NODE_OPTIONS: env['SOAK_GATEWAY_NODE_FLAGS'] } : {}),
         ...(withRedis ? { REDIS_URL: `redis://127.0.0.1:${redisPort}` } : {}),
       },
-      (env['SOAK_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter(Boolean),
-    );
+      log,
+      cpus: ALL_CPUS,
+      // The production build (npm run build), as the image runs it.
+      main: fileURLToPath(new URL('../../dist/main.js', import.meta.url)),
+    });
     children.push(gateway);
     process.stdout.write(
-      `soak: ${JSON.stringify(settings)}; gateway pid ${gateway.process.pid}, log ${gateway.log}\n`,
+      `soak: ${JSON.stringify(settings)}; gateway pid ${gateway.pid}, log ${log}\n`,
     );
 
     const schedule = faultSchedule(durationMs / 1000, warmupMs / 1000, withRedis);
@@ -199,7 +205,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
       outcomes[outcome] = (outcomes[outcome] ?? 0) + value;
     }
     await gateway.stop();
-    const errorLines = readFileSync(gateway.log, 'utf8')
+    const errorLines = readFileSync(log, 'utf8')
       .split('\n')
       .filter((line) => /"level":(50|60)\b|"level":"(error|fatal)"/.test(line)).length;
 

@@ -10,15 +10,15 @@ import { FailedKeyLimiter } from './auth/failed-key-limiter.js';
 import { KeyCheck } from './auth/key-check.js';
 import { StaticKeys } from './auth/static-keys.js';
 import { Verdicts } from './auth/verdicts.js';
-import { EntryFactory } from './cache/entry-factory.js';
-import { Generations } from './cache/generations.js';
-import { L1Cache } from './cache/l1.js';
-import { Purger } from './cache/purge.js';
+import { EntryFactory } from './cache/entry/factory.js';
+import { Generations } from './purge/generations.js';
+import { L1Cache } from './cache/l1/l1.js';
+import { Purger } from './purge/purger.js';
 import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
-import { createRedisTier } from './cache/redis-tier.js';
+import { createRedisTier } from './cache/l2/redis-tier.js';
 import { makeSettings, type Settings } from './cache/settings.js';
-import { StaleOnArrival } from './cache/stale-on-arrival.js';
+import { StaleOnArrival } from './cache/entry/stale-on-arrival.js';
 import type { SharedTier } from './cache/shared-tier.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
@@ -26,7 +26,7 @@ import { restartOnlyChanges } from './config/restart-only.js';
 import { readSecretFile } from './config/secret-file.js';
 import { adminHandler, hashToken } from './http/admin-handler.js';
 import { clientErrorListener } from './http/client-error.js';
-import { closeConnectionsAfterEachResponse, drainWait, type DrainWait } from './http/drain.js';
+import { draining, drainWait, stopListening, type DrainWait } from './http/drain.js';
 import { PublicHandler } from './http/public-handler.js';
 import { Quotas } from './limits/quotas.js';
 import { GatewayMetrics } from './observability/metrics.js';
@@ -188,8 +188,10 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     tracing,
   });
   const { server: serverConfig } = initial;
+  const drainSwitch = draining();
   const server = createServer(
     {
+      ServerResponse: drainSwitch.Response,
       headersTimeout: serverConfig.headersTimeout,
       requestTimeout: serverConfig.requestTimeout,
       keepAliveTimeout: serverConfig.keepAliveTimeout,
@@ -211,7 +213,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
 
   let ready = false;
   let closing: Promise<void> | undefined;
-  let draining: Promise<void> | undefined;
+  let drainRun: Promise<void> | undefined;
   let drainDelay: DrainWait | undefined;
   let tokenHash = initial.admin.token === null ? null : hashToken(initial.admin.token);
   const admin = createServer(
@@ -226,6 +228,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       listing: () => settings.config.listing,
       inspect: (workspace, key) =>
         inspectCache(readThrough, () => (l2 === null ? null : l2.up), workspace, key, clock.now()),
+      now: () => clock.now(),
     }),
   );
 
@@ -268,16 +271,16 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       ready = true;
     },
     drain() {
-      draining ??= (async () => {
+      drainRun ??= (async () => {
         // Not ready from this moment: the load balancer's next probe takes the instance out,
         // while requests it still routes here during the delay are served as usual.
         ready = false;
-        closeConnectionsAfterEachResponse(server);
+        drainSwitch.start();
         drainDelay = drainWait(settings.config.server.drainDelay);
         await drainDelay.done;
         await close();
       })();
-      return draining;
+      return drainRun;
     },
     close,
   };
@@ -289,34 +292,58 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     return closing;
   }
 
-  /** Stops accepting, lets in-flight requests finish within server.shutdownGrace, closes pools and Redis. */
+  /**
+   * Stops accepting, lets in-flight requests finish within server.shutdownGrace, closes pools and
+   * Redis: all of it within the grace. Its last part (SHUTDOWN_TAIL_SHARE, at most
+   * SHUTDOWN_TAIL_MAX_MS) is kept for what follows the requests: fetches still in flight are cut
+   * off (their clients get a 503 or the stale copy, with Connection: close), then half of it is
+   * left for those answers to be written before every connection is closed, then the rest for
+   * Redis and the last spans.
+   */
   async function shutdown(): Promise<void> {
     ready = false;
+    drainSwitch.start();
     const grace = settings.config.server.shutdownGrace;
-    const drained = closeServer(server);
-    server.closeIdleConnections();
-    // Node closes only the connections idle at close(); a keep-alive connection whose request
-    // finishes later would hold the drain open until keepAliveTimeout. Sweep them as they idle.
-    const sweeper = setInterval(() => server.closeIdleConnections(), 100);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        server.closeAllConnections();
-        resolve();
-      }, grace);
-      timer.unref();
-    });
-    await Promise.race([drained, timedOut]);
-    clearTimeout(timer);
-    clearInterval(sweeper);
+    const deadline = performance.now() + grace;
+    const tail = Math.min(SHUTDOWN_TAIL_MAX_MS, grace * SHUTDOWN_TAIL_SHARE);
+    const { ended } = await stopListening(server);
+    if (!(await endsBefore(ended, deadline - tail))) {
+      upstream.close();
+      if (!(await endsBefore(ended, deadline - tail / 2))) server.closeAllConnections();
+    }
+    upstream.close();
     // The admin listener outlives the drain, so a load balancer's /readyz probe sees 503 (not a
     // refused connection) and /metrics still scrapes while in-flight requests finish.
     const adminClosed = closeServer(admin);
     admin.closeAllConnections();
-    await adminClosed;
     // Spans still queued are exported last: they include the requests just drained.
-    await Promise.all([upstream.close(), l2?.close()]);
-    await tracing.close();
+    await endsBefore(
+      Promise.all([adminClosed, l2?.close()]).then(() => tracing.close()),
+      deadline,
+    );
+  }
+}
+
+/** The share of server.shutdownGrace kept for cutting off fetches and closing (see shutdown()). */
+const SHUTDOWN_TAIL_SHARE = 0.25;
+const SHUTDOWN_TAIL_MAX_MS = 1000;
+
+/** True when `work` settles before performance.now() reaches `deadline`, false when the deadline comes first. */
+async function endsBefore(work: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()));
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

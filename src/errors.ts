@@ -30,6 +30,10 @@ export const ERROR_CODES = {
     message: 'The recordings store is failing; requests are paused briefly',
   },
   UPSTREAM_TIMEOUT: { status: 504, message: 'The recordings store did not answer in time' },
+  SHUTTING_DOWN: {
+    status: 503,
+    message: 'This gateway instance is shutting down; retry the request',
+  },
   INTERNAL: { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

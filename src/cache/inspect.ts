@@ -4,8 +4,8 @@
  * body, never a key or key hash (entries carry neither).
  */
 import type { WorkspaceId } from '../brands.js';
-import { payloadBytes, type CacheEntry } from './entry.js';
-import { generationTag, type Generation, type ResourceKey } from './keys.js';
+import { payloadBytes, type CacheEntry } from './entry/entry.js';
+import { generationTag, type Generation, type ResourceKey } from './entry/keys.js';
 import type { ReadThrough } from './read-through.js';
 
 /** One tier's answer: absent, or the entry's metadata. */

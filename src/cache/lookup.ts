@@ -4,8 +4,8 @@ import type { WorkspaceId } from '../brands.js';
 import type { ListPage, Recording } from '../recording.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { Resource, UpstreamAnswer } from '../upstream/types.js';
-import type { CacheEntry } from './entry.js';
-import type { ResourceKey } from './keys.js';
+import type { CacheEntry } from './entry/entry.js';
+import type { ResourceKey } from './entry/keys.js';
 import type { CacheStatus } from './status.js';
 
 /** One lookup: which resource, for which workspace, with which (hashed) key, from which address. */

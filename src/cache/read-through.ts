@@ -11,18 +11,18 @@ import { GatewayError, KeyRefused, UpstreamError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Verdicts } from '../auth/verdicts.js';
 import type { ListPage, Recording } from '../recording.js';
-import type { CacheEntry, StoredValue } from './entry.js';
-import type { EntryFactory } from './entry-factory.js';
-import type { Generations } from './generations.js';
-import { l1Key, type Generation, type ResourceKey } from './keys.js';
-import type { L1Cache } from './l1.js';
-import { entryState, isHit, type EntryState } from './entry-state.js';
+import type { CacheEntry, StoredValue } from './entry/entry.js';
+import type { EntryFactory } from './entry/factory.js';
+import type { Generations } from '../purge/generations.js';
+import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
+import type { L1Cache } from './l1/l1.js';
+import { entryState, isHit, type EntryState } from './entry/state.js';
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
 import type { SharedTier } from './shared-tier.js';
-import { ownKey, recordingValues, valuesAskedBy } from './recording-values.js';
+import { ownKey, recordingValues, valuesAskedBy } from './entry/recording-values.js';
 import { Tiers } from './tiers.js';
-import { UrlGuard } from './url-guard.js';
+import { UrlGuard } from './resign.js';
 
 /** Collaborators of the flow. */
 export interface ReadThroughDeps {
@@ -42,6 +42,8 @@ const LOCK_POLL_MS = 25;
 /** The two-tier read-through cache. */
 export class ReadThrough {
   private readonly flights = new Map<string, Promise<Served>>();
+  /** The lookup each flight fetches for, so a request that joins it can link to its trace. */
+  private readonly leaders = new WeakMap<Promise<Served>, Lookup>();
   private readonly tiers: Tiers;
   private readonly urls: UrlGuard;
 
@@ -86,7 +88,7 @@ export class ReadThrough {
     const flightKey = l1Key(lookup.workspace, generation, lookup.key);
     const existing = this.flights.get(flightKey);
     if (existing === undefined)
-      return this.fly(flightKey, () => this.fetchOnce(lookup, generation, fallback));
+      return this.fly(flightKey, lookup, () => this.fetchOnce(lookup, generation, fallback));
     lookup.status.coalesced = true;
     try {
       const result = await existing;
@@ -97,6 +99,9 @@ export class ReadThrough {
       if (!(error instanceof KeyRefused) || error.keyHash === lookup.keyHash) throw error;
       lookup.status.coalesced = false;
       return this.ownFetch(lookup, generation, fallback);
+    } finally {
+      // The waiter's trace shows where its answer came from: a link to the fetch it waited on.
+      lookup.trace?.linkTo(this.leaders.get(existing)?.trace);
     }
   }
 
@@ -125,13 +130,14 @@ export class ReadThrough {
       proved?.();
       return served;
     };
-    return this.flights.get(flightKey) ?? this.fly(flightKey, fetch);
+    return this.flights.get(flightKey) ?? this.fly(flightKey, lookup, fetch);
   }
 
-  /** Runs a fetch as the flight of `flightKey` until it settles. */
-  private fly(flightKey: string, fetch: () => Promise<Served>): Promise<Served> {
+  /** Runs a fetch as the flight of `flightKey` until it settles; `leader` is the lookup it fetches for. */
+  private fly(flightKey: string, leader: Lookup, fetch: () => Promise<Served>): Promise<Served> {
     const flight = fetch().finally(() => this.flights.delete(flightKey));
     this.flights.set(flightKey, flight);
+    this.leaders.set(flight, leader);
     return flight;
   }
 
@@ -328,7 +334,7 @@ export class ReadThrough {
     // Keyed by the stale entry: a recording read by UUID and by link code is one entry, refreshed once.
     const flightKey = l1Key(lookup.workspace, generation, ownKey(stale, lookup.key));
     if (this.flights.has(flightKey)) return;
-    this.fly(flightKey, () => this.fromUpstream(lookup, generation, undefined)).catch(
+    this.fly(flightKey, lookup, () => this.fromUpstream(lookup, generation, undefined)).catch(
       (error: unknown) => {
         this.deps.logger.warn(
           { workspace: lookup.workspace, resource: lookup.resource, err: error },

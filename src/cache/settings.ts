@@ -1,7 +1,7 @@
 /** The reloadable part of the running configuration: what SIGHUP may change without a restart. */
 import type { Config } from '../config/schema.js';
 import type { UrlSigner } from '../signing/types.js';
-import { TimingsTable } from './timings.js';
+import { TimingsTable } from './entry/timings.js';
 
 /** Config plus what is derived from it once per load (timings per workspace, the URL signer). */
 export interface Settings {

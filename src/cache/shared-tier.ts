@@ -1,10 +1,10 @@
 /** The shared (L2) tier as the read-through flow sees it: every call is bounded and never rejects. */
 import type { KeyHash, WorkspaceId } from '../brands.js';
-import type { Generation, ResourceKey } from './keys.js';
-import type { StoredValue } from './entry.js';
+import type { Generation, ResourceKey } from './entry/keys.js';
+import type { StoredValue } from './entry/entry.js';
 import type { QuotaPolicy, Reservation, Want } from '../limits/gcra.js';
 
-/** What the purge log tells the local generation table (generations.ts). */
+/** What the purge log tells the local generation table (purge/generations.ts). */
 export interface PurgeListener {
   /** Drop this workspace's generation: a purge named it, or Redis holds another than the one used. */
   forget(workspace: WorkspaceId): void;

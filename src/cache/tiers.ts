@@ -6,14 +6,14 @@
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
-import type { CacheEntry, StoredValue } from './entry.js';
-import type { EntryFactory } from './entry-factory.js';
-import type { Generations } from './generations.js';
-import type { Generation, ResourceKey } from './keys.js';
-import type { L1Cache } from './l1.js';
-import { L1Names } from './l1-names.js';
+import type { CacheEntry, StoredValue } from './entry/entry.js';
+import type { EntryFactory } from './entry/factory.js';
+import type { Generations } from '../purge/generations.js';
+import type { Generation, ResourceKey } from './entry/keys.js';
+import type { L1Cache } from './l1/l1.js';
+import { L1Names } from './l1/names.js';
 import type { Lookup } from './lookup.js';
-import { ownKey, valuesAskedBy } from './recording-values.js';
+import { ownKey, valuesAskedBy } from './entry/recording-values.js';
 import type { Settings } from './settings.js';
 import type { SharedTier } from './shared-tier.js';
 

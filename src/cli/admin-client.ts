@@ -6,7 +6,7 @@
 import { UsageError } from './args.js';
 import { EXIT, type Output } from './output.js';
 
-/** The admin API could not be reached (refused, timed out, not HTTP); exit code 3. */
+/** The admin API was not reached (refused, timed out, not HTTP, a redirect); exit code 3. */
 export class Unreachable extends Error {
   override name = 'Unreachable';
 }
@@ -61,10 +61,21 @@ export class AdminClient {
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(TIMEOUT_MS),
+        // The admin API answers directly; a redirect means ADMIN_URL names something else. Not
+        // followed, not even within the origin: to another origin fetch would drop the token and
+        // report that origin's answer as the gateway's (a purge "done" that never was), and a 301
+        // or 302 would turn the purge's POST into a GET. The operator fixes ADMIN_URL instead.
+        redirect: 'manual',
       });
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
       throw new Unreachable(`cannot reach the admin API at ${this.base.origin} (${cause})`);
+    }
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel();
+      throw new Unreachable(
+        `the admin API at ${this.base.origin} redirected (${res.status}) to ${whereTo(res, url)}; recgw does not follow redirects: set ADMIN_URL to the admin listener itself`,
+      );
     }
     const text = await res.text();
     let parsed: unknown;
@@ -74,6 +85,30 @@ export class AdminClient {
       parsed = undefined;
     }
     return { status: res.status, body: parsed };
+  }
+}
+
+/**
+ * Throws Unreachable when a 200 lacks what the admin API's answer always has: ADMIN_URL reached
+ * some other server (a proxy's page, another service), and its 200 must not be reported as done.
+ */
+export function expectAdminAnswer(client: AdminClient, answer: AdminAnswer, field: string): void {
+  const body = answer.body;
+  if (typeof body !== 'object' || body === null || !(field in body))
+    throw new Unreachable(
+      `the answer from ${client.origin} is not the admin API's (a 200 without "${field}"): check ADMIN_URL`,
+    );
+}
+
+/** A redirect's target for a message: origin and path only (a query could carry anything). */
+function whereTo(res: Response, from: URL): string {
+  const location = res.headers.get('location');
+  if (location === null) return 'nowhere (no Location)';
+  try {
+    const to = new URL(location, from);
+    return `${to.origin}${to.pathname}`.slice(0, 200);
+  } catch {
+    return 'an invalid Location';
   }
 }
 

@@ -1,12 +1,18 @@
-/** Parses recgw's command line: a command, positional arguments and --flags (with values or not). */
+/** Parses one recgw command's options and arguments with node:util's parseArgs, strictly. */
+import { parseArgs } from 'node:util';
+
+/** The options one command takes: each a switch (`--json`) or takes a value (`--page-size 30`). */
+export type OptionSpec = Readonly<
+  Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>
+>;
 
 /** A parsed command line. */
 export interface ParsedArgs {
-  readonly command: string | undefined;
+  readonly command: string;
   readonly positional: readonly string[];
-  /** Flags with a value (`--page-size 30` or `--page-size=30`). */
+  /** Options with a value (`--page-size 30` or `--page-size=30`). */
   readonly values: ReadonlyMap<string, string>;
-  /** Flags without one (`--json`). */
+  /** Options without one (`--json`). */
   readonly switches: ReadonlySet<string>;
 }
 
@@ -15,36 +21,32 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** Parses argv (without node and the script); `valueFlags` names the flags that take a value. */
-export function parseArgs(argv: readonly string[], valueFlags: ReadonlySet<string>): ParsedArgs {
-  const positional: string[] = [];
+/**
+ * Parses the arguments after the command name. Strict: an option the command does not take, a
+ * value given to a switch or a value missing are UsageErrors, with parseArgs' own wording (its
+ * first sentence: the rest explains `--`, which recgw's arguments never need).
+ */
+export function parseCommandArgs(
+  command: string,
+  argv: readonly string[],
+  options: OptionSpec,
+): ParsedArgs {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS_')) throw error;
+    const first = (error as Error).message.split(/\n|\. /)[0]!.replace(/\.$/, '');
+    throw new UsageError(`${command}: ${first}`);
+  }
   const values = new Map<string, string>();
   const switches = new Set<string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--') || arg === '--') {
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq === -1 ? undefined : eq);
-    if (valueFlags.has(name)) {
-      const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-      if (value === undefined || value === '') throw new UsageError(`--${name} needs a value`);
-      values.set(name, value);
-    } else if (eq === -1) {
-      switches.add(name);
-    } else {
-      throw new UsageError(`--${name} takes no value`);
-    }
+  for (const [name, value] of Object.entries(parsed.values)) {
+    // parseArgs accepts `--page-size=`; an empty value is never meant.
+    if (value === '') throw new UsageError(`${command}: option '--${name}' needs a value`);
+    if (typeof value === 'string') values.set(name, value);
+    else if (value === true) switches.add(name);
   }
-  return { command: positional.shift(), positional, values, switches };
-}
-
-/** Throws a UsageError naming any flag the command does not know. */
-export function onlyFlags(args: ParsedArgs, allowed: readonly string[]): void {
-  for (const name of [...args.values.keys(), ...args.switches]) {
-    if (!allowed.includes(name))
-      throw new UsageError(`unknown option --${name} for ${args.command ?? 'recgw'}`);
-  }
+  return { command, positional: parsed.positionals, values, switches };
 }

@@ -5,7 +5,7 @@
  */
 import { hashKey, isKeyShaped } from '../auth/key-hash.js';
 import { asWorkspaceId } from '../brands.js';
-import { onlyFlags, UsageError, type ParsedArgs } from './args.js';
+import { UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
 /** Input of the command: all of stdin, or one line typed on a terminal without echo. */
@@ -17,7 +17,6 @@ export async function hashKeyCommand(
   readKey: ReadKey,
   output: Output,
 ): Promise<number> {
-  onlyFlags(args, ['json', 'workspace']);
   if (args.positional.length > 0)
     throw new UsageError(
       'usage: recgw hash-key [--workspace <name>] < key (the key on stdin, never as an argument: arguments show in ps and shell history)',

@@ -4,12 +4,12 @@
  *   recgw purge <workspace> [<recording> | --lists | --page-number N --page-size N]   POST /admin/purge
  *   recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]   GET /admin/cache
  *   recgw hash-key [--workspace <name>] < key      SHA-256 for auth.keyFile
- *   recgw check-config                             validate YAML + environment as start-up does
+ *   recgw check-config [FILE]                      validate YAML + environment as start-up does
  * --json on any command prints one JSON object on stdout. Exit codes: 0 done, 1 refused or
- * invalid, 2 usage, 3 admin API unreachable.
+ * invalid, 2 usage, 3 admin API unreachable or redirected.
  */
 import { Unreachable } from './admin-client.js';
-import { parseArgs, UsageError } from './args.js';
+import { parseCommandArgs, UsageError, type OptionSpec } from './args.js';
 import { EXIT, type Output } from './output.js';
 
 const USAGE = `usage: recgw <command> [options]
@@ -21,7 +21,8 @@ commands:
   inspect <workspace> [<recording>]    what L1 and L2 hold for a recording, or a list page with
           [--page-number N] [--page-size N]   (defaults: page 1, listing.defaultPageSize)
   hash-key [--workspace <name>]        read an API key on stdin, print its SHA-256 for auth.keyFile
-  check-config                         validate config/default.yaml, GATEWAY_CONFIG and the environment as start-up does
+  check-config [FILE]                  validate config/default.yaml, FILE (default: GATEWAY_CONFIG) and
+                                       the environment as start-up would load them
 
 options:
   --json        one JSON object on stdout, for scripts
@@ -31,9 +32,18 @@ environment:
   ADMIN_URL     the admin listener (default http://127.0.0.1:$ADMIN_PORT, port 9091)
   ADMIN_TOKEN   the admin bearer token (purge, inspect)
 
-exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable`;
+exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable or redirected`;
 
-const VALUE_FLAGS = new Set(['page-number', 'page-size', 'workspace']);
+const VALUE = { type: 'string' } as const;
+const SWITCH = { type: 'boolean' } as const;
+
+/** Each command's options (every one also takes --json and --help); anything else is refused. */
+const OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  purge: { lists: SWITCH, 'page-number': VALUE, 'page-size': VALUE },
+  inspect: { 'page-number': VALUE, 'page-size': VALUE },
+  'hash-key': { workspace: VALUE },
+  'check-config': {},
+};
 
 /** Runs one command line; resolves with the exit code. */
 export async function run(
@@ -42,18 +52,35 @@ export async function run(
   output: Omit<Output, 'json'>,
   stdin: NodeJS.ReadStream,
 ): Promise<number> {
-  let json = false;
+  // Known before parsing, so that even a usage error is reported without the human hint.
+  const json = argv.includes('--json');
   try {
-    const args = parseArgs(argv, VALUE_FLAGS);
-    json = args.switches.has('json');
-    const out: Output = { ...output, json };
-    if (args.switches.has('help') || args.command === 'help') {
+    const [command, ...rest] = argv;
+    if (command === '--help' || command === '-h' || command === 'help') {
       output.out(USAGE);
       return EXIT.ok;
     }
+    if (command === undefined) throw new UsageError('no command given');
+    const options = Object.hasOwn(OPTIONS, command) ? OPTIONS[command] : undefined;
+    if (options === undefined)
+      throw new UsageError(
+        command.startsWith('-')
+          ? `the command comes first, before ${command.slice(0, 40)}`
+          : `unknown command "${command.slice(0, 40)}"`,
+      );
+    const args = parseCommandArgs(command, rest, {
+      ...options,
+      json: SWITCH,
+      help: { type: 'boolean', short: 'h' },
+    });
+    if (args.switches.has('help')) {
+      output.out(USAGE);
+      return EXIT.ok;
+    }
+    const out: Output = { ...output, json };
     // Each command loads only its own modules: check-config pulls in the whole gateway, the
     // others need none of it, and an operator's purge should not wait for that.
-    switch (args.command) {
+    switch (command) {
       case 'purge':
         return await (await import('./purge.js')).purgeCommand(args, env, out);
       case 'inspect':
@@ -66,14 +93,8 @@ export async function run(
           out,
         );
       }
-      case 'check-config':
-        return await (await import('./check-config.js')).checkConfigCommand(args, env, out);
       default:
-        throw new UsageError(
-          args.command === undefined
-            ? 'no command given'
-            : `unknown command "${args.command.slice(0, 40)}"`,
-        );
+        return await (await import('./check-config.js')).checkConfigCommand(args, env, out);
     }
   } catch (error) {
     if (error instanceof UsageError) {

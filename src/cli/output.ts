@@ -7,5 +7,5 @@ export interface Output {
   err(line: string): void;
 }
 
-/** Exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable. */
+/** Exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable or redirected. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;

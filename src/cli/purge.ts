@@ -2,8 +2,8 @@
  * `recgw purge <workspace> [<recording> | --lists | --page-number N --page-size N]`:
  * POST /admin/purge, reaching every instance.
  */
-import { AdminClient, refused } from './admin-client.js';
-import { onlyFlags, UsageError, type ParsedArgs } from './args.js';
+import { AdminClient, expectAdminAnswer, refused } from './admin-client.js';
+import { UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
 /** Runs the command; resolves with the exit code. */
@@ -12,7 +12,6 @@ export async function purgeCommand(
   env: NodeJS.ProcessEnv,
   output: Output,
 ): Promise<number> {
-  onlyFlags(args, ['json', 'lists', 'page-number', 'page-size']);
   const [workspace, recording, ...extra] = args.positional;
   const usage =
     'usage: recgw purge <workspace> [<recording uuid or link code> | --lists | --page-number N --page-size N]';
@@ -55,6 +54,7 @@ export async function purgeCommand(
   const client = new AdminClient(env);
   const answer = await client.send('POST', '/admin/purge', body);
   if (answer.status !== 200) return refused(output, 'purge', answer);
+  expectAdminAnswer(client, answer, 'generation');
   const result = answer.body as { generation?: unknown };
   if (output.json) output.out(JSON.stringify({ ok: true, ...result }));
   else output.out(`purged ${what} (generation ${JSON.stringify(result.generation)})`);

@@ -2,7 +2,9 @@
  * The admin listener of a cluster primary (server.workers > 1). /metrics sums every worker's
  * metrics; /healthz is the primary's own; POST /admin/purge goes to every ready worker, each
  * applying it to its own L1 through its own Purger (with Redis as well, so no worker waits on
- * the pub/sub announcement); every other path (/readyz included) is answered by one ready worker.
+ * the pub/sub announcement); GET /admin/cache asks every ready worker too and answers with what
+ * each one's L1 holds (merge-inspection.ts); every other path (/readyz included) is answered by
+ * one ready worker.
  */
 import type { Worker } from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,6 +13,7 @@ import type { Registry } from 'prom-client';
 import { forward, relay, type Answer } from './admin-forward.js';
 import { send } from '../http/admin-handler.js';
 import { aggregateMetrics, type WorkerMetrics } from './aggregate-metrics.js';
+import { mergeInspections, type WorkerInspection } from './merge-inspection.js';
 
 /** Admin bodies are small (a purge is under 4 KiB, which the worker enforces with its 413). */
 const MAX_FORWARDED_BODY = 64 * 1024;
@@ -19,6 +22,8 @@ const FORWARD_TIMEOUT_MS = 10_000;
 
 /** A worker that has reported ready, with the port of its own admin listener. */
 export interface ReadyWorker {
+  /** Its slot, 1…workers (the `worker` of its log lines). */
+  readonly slot: number;
   readonly worker: Worker;
   readonly adminPort: number;
 }
@@ -85,16 +90,24 @@ export function primaryAdminHandler(
       return unavailable(res, path);
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
-    // A purge must reach every worker's L1; anything else is the same answer from any of them.
-    const targets =
-      path === '/admin/purge' && method === 'POST' ? ready : [ready[turn++ % ready.length]!];
+    // A purge must reach every worker's L1, and an inspection reports every worker's L1; anything
+    // else is the same answer from any of them.
+    const inspection = path === '/admin/cache' && method === 'GET';
+    const everyWorker = (path === '/admin/purge' && method === 'POST') || inspection;
+    const targets = everyWorker ? ready : [ready[turn++ % ready.length]!];
     try {
       const answers = await Promise.all(
         targets.map(({ adminPort }) =>
           forward(adminPort, method, url, req.headers, body, FORWARD_TIMEOUT_MS),
         ),
       );
-      relay(res, combine(answers));
+      const answer = combine(answers);
+      if (!inspection || answer.status !== 200) return relay(res, answer);
+      const inspections: WorkerInspection[] = answers.map((each, i) => ({
+        worker: targets[i]!.slot,
+        report: JSON.parse(each.body.toString('utf8')) as WorkerInspection['report'],
+      }));
+      send(res, 200, mergeInspections(inspections));
     } catch (error) {
       deps.logger.error({ err: error, path }, 'a worker did not answer a forwarded admin request');
       unavailable(res, path);

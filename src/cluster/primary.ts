@@ -73,7 +73,7 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
   const ready = (): ReadyWorker[] =>
     slots.flatMap((slot) =>
       slot.worker !== undefined && slot.adminPort !== undefined && !slot.worker.isDead()
-        ? [{ worker: slot.worker, adminPort: slot.adminPort }]
+        ? [{ slot: slot.index + 1, worker: slot.worker, adminPort: slot.adminPort }]
         : [],
     );
 

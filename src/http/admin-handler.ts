@@ -6,15 +6,16 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { PageLimits } from '../api/paging.js';
+import type { PageLimits } from './request/paging.js';
 import type { CacheReport } from '../cache/inspect.js';
-import type { ResourceKey } from '../cache/keys.js';
-import type { PurgeScope, Purger } from '../cache/purge.js';
+import type { ResourceKey } from '../cache/entry/keys.js';
+import type { PurgeScope, Purger } from '../purge/purger.js';
 import type { SharedTier } from '../cache/shared-tier.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { WorkspaceId } from '../brands.js';
-import { parseCacheQuery } from './admin-cache-query.js';
-import { parsePurgeBody } from './purge-body.js';
+import { parseCacheQuery } from './request/admin-cache-query.js';
+import { parsePurgeBody } from './request/purge-body.js';
+import { RefusalLog } from './refusal-log.js';
 
 const MAX_PURGE_BODY = 4096;
 
@@ -34,6 +35,8 @@ export interface AdminDeps {
   readonly listing: () => PageLimits;
   /** What the cache holds for one resource (GET /admin/cache). */
   readonly inspect: (workspace: WorkspaceId, key: ResourceKey) => Promise<CacheReport>;
+  /** Epoch milliseconds, for the refusal log's rate limit. */
+  readonly now: () => number;
 }
 
 /** Writes an admin answer: JSON (or `contentType`) with its length, never cached. */
@@ -84,6 +87,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 /** Builds the admin 'request' listener. */
 export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const refusals = new RefusalLog(deps.logger, deps.now);
   /** Checks the bearer token; answers 403 (no token configured) or 401 and returns false when it fails. */
   const authorized = (
     req: IncomingMessage,
@@ -92,6 +96,7 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
   ): boolean => {
     const expected = deps.tokenHash();
     if (expected === null) {
+      refusals.refused('token-not-configured', req);
       send(res, 403, {
         error: `${what} is disabled: no admin token is configured (set ADMIN_TOKEN)`,
         code: 'PURGE_DISABLED',
@@ -101,6 +106,7 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
     const header = req.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
     if (!timingSafeEqual(hashToken(token), expected)) {
+      refusals.refused(token === '' ? 'token-missing' : 'token-wrong', req);
       res.setHeader('WWW-Authenticate', 'Bearer');
       send(res, 401, {
         error: 'A valid admin bearer token is required',

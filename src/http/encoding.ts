@@ -1,45 +1,32 @@
 /**
- * Content-coding negotiation (RFC 9110 §12.5.3): brotli preferred, then gzip, else identity.
+ * Content-coding negotiation (RFC 9110 §12.5.3) by `negotiator`, with the header first held to
+ * the RFC's grammar: brotli preferred whenever acceptable, then gzip, else identity. Our order,
+ * not the client's weights, decides among acceptable codings (DESIGN A2: brotli preferred).
  * Clients send a handful of distinct Accept-Encoding values, so answers are memoised.
  */
+import Negotiator from 'negotiator';
 import { BoundedMemo } from '../bounded-memo.js';
+import { formatMember, weightedMembers } from './request/weighted-list.js';
 
 /** A stored encoding of an entry. */
 export type Coding = 'br' | 'gzip' | 'identity';
 
+// x-gzip is gzip (RFC 9110 §8.4.1.3); negotiator weighs each name, "*" and q=0 included.
+const STORED = ['br', 'gzip', 'x-gzip'];
+const CODING = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 function parse(header: string): { br: boolean; gzip: boolean } {
-  let br = false;
-  let gzip = false;
-  let star: boolean | undefined;
-  let brSeen = false;
-  let gzipSeen = false;
-  for (const part of header.split(',')) {
-    const [rawName, ...params] = part.split(';');
-    const name = (rawName ?? '').trim().toLowerCase();
-    let q = 1;
-    for (const param of params) {
-      const [k, v] = param.split('=');
-      if ((k ?? '').trim().toLowerCase() === 'q') {
-        const value = Number((v ?? '').trim());
-        q = Number.isFinite(value) && value >= 0 && value <= 1 ? value : 0;
-      }
-    }
-    if (name === 'br') {
-      brSeen = true;
-      br = q > 0;
-    } else if (name === 'gzip' || name === 'x-gzip') {
-      gzipSeen = true;
-      gzip = q > 0;
-    } else if (name === '*') {
-      star = q > 0;
-    }
-  }
-  // "*" covers codings not listed explicitly.
-  if (star !== undefined) {
-    if (!brSeen) br = star;
-    if (!gzipSeen) gzip = star;
-  }
-  return { br, gzip };
+  const acceptEncoding = weightedMembers(header)
+    .filter((member) => member !== undefined && CODING.test(member.name))
+    .map((member) => formatMember(member!))
+    .join(', ');
+  const acceptable = new Negotiator({ headers: { 'accept-encoding': acceptEncoding } }).encodings(
+    STORED,
+  );
+  return {
+    br: acceptable.includes('br'),
+    gzip: acceptable.includes('gzip') || acceptable.includes('x-gzip'),
+  };
 }
 
 /** Picks the coding to serve for an Accept-Encoding header, given which encodings exist. */

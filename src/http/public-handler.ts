@@ -9,17 +9,17 @@ import type { Socket } from 'node:net';
 // Imported: globalThis.performance is a getter in node, read twice a request.
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { AcceptMemo } from '../api/accept.js';
-import { ListQueryMemo, rejectAnyQuery } from '../api/paging.js';
-import { clientAddress } from '../api/client-address.js';
-import { ResourceLookup } from '../api/resource-lookup.js';
+import { AcceptMemo } from './request/accept.js';
+import { ListQueryMemo, rejectAnyQuery } from './request/paging.js';
+import { clientAddress } from './request/client-address.js';
+import { ResourceLookup } from './resource-lookup.js';
 import type { KeyCheck } from '../auth/key-check.js';
 import type { VerifiedCaller } from '../auth/verified-caller.js';
 import type { WorkspaceId } from '../brands.js';
 import { ConnectionKeyHashes } from '../auth/key-hash.js';
-import type { CacheEntry } from '../cache/entry.js';
+import type { CacheEntry } from '../cache/entry/entry.js';
 import type { Settings } from '../cache/settings.js';
-import type { Generation, ResourceKey } from '../cache/keys.js';
+import type { Generation, ResourceKey } from '../cache/entry/keys.js';
 import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
@@ -32,13 +32,13 @@ import { RequestLog, type RouteLabel } from '../observability/request-log.js';
 import { SpanKind, type RequestTrace } from '../tracing/request-trace.js';
 import type { Tracing } from '../tracing/tracing.js';
 import type { PageRequest, Upstream } from '../upstream/types.js';
-import { HostMemo } from './host.js';
-import { RequestIds } from './request-id.js';
+import { HostMemo } from './request/host.js';
+import { RequestIds } from './request/request-id.js';
 import { RequestMetrics } from './request-metrics.js';
 import { StatusMetrics } from './status-metrics.js';
 import { ResponseMemo, writeEntry, writeError, type ResponseContext } from './respond.js';
-import { RequestTargetMemo } from './request-target.js';
-import { ALLOW } from './route.js';
+import { RequestTargetMemo } from './request/target.js';
+import { ALLOW } from './request/route.js';
 
 /**
  * Logged and counted for a request whose client went away before its answer (nginx's 499):

@@ -3,7 +3,7 @@
  * strings and a few integers: no JSON work, no header object, one writeHead call.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { variantEtag, type CacheEntry } from '../cache/entry.js';
+import { variantEtag, type CacheEntry } from '../cache/entry/entry.js';
 import type { Outcome } from '../cache/lookup.js';
 import { errorBody, type GatewayError } from '../errors.js';
 import { CodingMemo } from './encoding.js';

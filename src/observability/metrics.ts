@@ -141,6 +141,15 @@ export class GatewayMetrics {
     aggregator: 'min',
   });
 
+  /** Cluster slots this instance cannot use now (RedisGuards.slotsDown); 0 outside Cluster mode. */
+  readonly redisSlotsDown = new Gauge({
+    name: `${PREFIX}redis_cluster_slots_down`,
+    help: 'Redis Cluster hash slots (of 16384) without an owner that answers: none known, its connection ended, or its breaker open. Their workspaces run without L2.',
+    registers: [this.registry],
+    // Over several workers, the most any of them is missing.
+    aggregator: 'max',
+  });
+
   /** Failed or timed-out Redis commands by operation. */
   readonly redisErrors = new Counter({
     name: `${PREFIX}redis_errors_total`,

@@ -9,13 +9,13 @@ import {
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
-  defaultTextMapSetter,
+  TraceFlags,
+  isSpanContextValid,
   trace,
   type Attributes,
   type Context,
   type Span,
   type SpanContext,
-  type TextMapPropagator,
   type Tracer,
 } from '@opentelemetry/api';
 
@@ -26,13 +26,14 @@ export { SpanKind };
 export class RequestTrace {
   /** True when this request's spans are recorded (tracing on and sampled). */
   readonly recording: boolean;
+  /** The latest call leaving the gateway (CLIENT span) started under this request. */
+  private lastFetch: Span | undefined;
 
   private constructor(
     /** The request's span (non-recording when carried or not sampled). */
     readonly span: Span,
     private readonly ctx: Context,
     private readonly tracer: Tracer | null,
-    private readonly propagator: TextMapPropagator,
   ) {
     this.recording = tracer !== null && span.isRecording();
   }
@@ -40,19 +41,18 @@ export class RequestTrace {
   /** A recorded trace: a SERVER span under the client's context (`parent`, possibly empty). */
   static recorded(
     tracer: Tracer,
-    propagator: TextMapPropagator,
     parent: Context,
     name: string,
     attributes: Attributes,
   ): RequestTrace {
     const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
-    return new RequestTrace(span, trace.setSpan(parent, span), tracer, propagator);
+    return new RequestTrace(span, trace.setSpan(parent, span), tracer);
   }
 
   /** A carried trace: the client's span context, passed on but never recorded. */
-  static carried(propagator: TextMapPropagator, remote: SpanContext): RequestTrace {
+  static carried(remote: SpanContext): RequestTrace {
     const span = trace.wrapSpanContext(remote);
-    return new RequestTrace(span, trace.setSpan(ROOT_CONTEXT, span), null, propagator);
+    return new RequestTrace(span, trace.setSpan(ROOT_CONTEXT, span), null);
   }
 
   /**
@@ -66,6 +66,17 @@ export class RequestTrace {
     kind: SpanKind = SpanKind.INTERNAL,
     attributes?: Attributes,
     startTime?: number,
+  ): Span {
+    const span = this.startChild(name, kind, attributes, startTime);
+    if (kind === SpanKind.CLIENT) this.lastFetch = span;
+    return span;
+  }
+
+  private startChild(
+    name: string,
+    kind: SpanKind,
+    attributes: Attributes | undefined,
+    startTime: number | undefined,
   ): Span {
     if (this.recording && this.tracer !== null) {
       return this.tracer.startSpan(
@@ -87,11 +98,20 @@ export class RequestTrace {
     });
   }
 
+  /**
+   * Links this request's span to the work of `other`, a request whose fetch this one waited on:
+   * to its upstream fetch's span, or to its request span when it found the answer without one
+   * (in L2). Only a recorded span keeps links.
+   */
+  linkTo(other: RequestTrace | null | undefined): void {
+    if (!this.recording || other === null || other === undefined) return;
+    const context = (other.lastFetch ?? other.span).spanContext();
+    if (isSpanContextValid(context)) this.span.addLink({ context });
+  }
+
   /** The traceparent (and tracestate) headers for a request sent under `span`. */
   headers(span: Span): Record<string, string> {
-    const carrier: Record<string, string> = {};
-    this.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter);
-    return carrier;
+    return traceHeaders(span.spanContext());
   }
 
   /** Ends the request's span with its answer (a 5xx marks it an error). */
@@ -115,4 +135,22 @@ export function endSpan(span: Span, error?: unknown): void {
       span.setAttribute('error.type', (error as { code?: string }).code ?? error.name);
   }
   span.end();
+}
+
+/**
+ * W3C Trace Context headers for `context`, written here rather than by OpenTelemetry's propagator,
+ * whose traceparent prints flags above 0x0f as three digits (`-010`) and whose tracestate is sent
+ * empty when none of the client's entries could be kept. Version 00 defines one flag, sampled, and
+ * other bits must be sent as zero (Trace Context §3.2.2.5); a tracestate with nothing left in it is
+ * not sent at all.
+ */
+export function traceHeaders(context: SpanContext): Record<string, string> {
+  if (!isSpanContextValid(context)) return {};
+  const sampled = (context.traceFlags & TraceFlags.SAMPLED) !== 0;
+  const headers: Record<string, string> = {
+    traceparent: `00-${context.traceId}-${context.spanId}-${sampled ? '01' : '00'}`,
+  };
+  const state = context.traceState?.serialize();
+  if (state !== undefined && state !== '') headers['tracestate'] = state;
+  return headers;
 }

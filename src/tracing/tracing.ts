@@ -72,7 +72,7 @@ export class Tracing {
   ): RequestTrace {
     // A malformed traceparent extracts to nothing: the request starts a new trace, never a 4xx.
     const parent = this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
-    return RequestTrace.recorded(tracer, this.propagator, parent, name, attributes);
+    return RequestTrace.recorded(tracer, parent, name, attributes);
   }
 
   /** Without recording: the client's valid traceparent to carry to the upstream, or null. */
@@ -81,7 +81,7 @@ export class Tracing {
     const remote = trace.getSpanContext(
       this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter),
     );
-    return remote === undefined ? null : RequestTrace.carried(this.propagator, remote);
+    return remote === undefined ? null : RequestTrace.carried(remote);
   }
 
   /** Exports what is still queued; a failed export is logged by LoggedExporter, not thrown. */

@@ -68,6 +68,8 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     bodyTimeout: config.timeouts.body,
     connect: { timeout: config.timeouts.connect, lookup: loopbackAwareLookup },
   });
+  // Aborted by close(): the fetches then in flight end as SHUTTING_DOWN, and later ones at once.
+  const shutdown = new AbortController();
   const breakers = new TenantBreakers({
     failureThreshold: config.breaker.failureThreshold,
     resetTimeout: config.breaker.resetTimeout,
@@ -103,6 +105,7 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
         now: () => clock.now(),
       });
       if (result.kind === 'answer') return { answer: result.answer };
+      if (shutdown.signal.aborted) return cutOff();
       // Whatever undici reports once the deadline has fired, the fetch as a whole timed out.
       if (signal.aborted)
         return { error: deadlinePassed(config.timeouts.deadline), fault: 'origin' };
@@ -120,6 +123,7 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
       try {
         await sleep(wait, undefined, { signal });
       } catch {
+        if (shutdown.signal.aborted) return cutOff();
         return { error: deadlinePassed(config.timeouts.deadline), fault: 'origin' };
       }
     }
@@ -133,6 +137,7 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     parse: (value: unknown) => T,
     trace: UpstreamTrace | undefined,
   ): Promise<UpstreamAnswer<T>> {
+    if (shutdown.signal.aborted) throw shuttingDown();
     let admission: Admission;
     try {
       admission = breakers.admit(workspace, target.origin);
@@ -143,6 +148,8 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     const started = performance.now();
     const controller = new AbortController();
     const deadline = setTimeout(() => controller.abort(), config.timeouts.deadline);
+    const cut = (): void => controller.abort();
+    shutdown.signal.addEventListener('abort', cut, { once: true });
     let final: Final<T>;
     try {
       final = await run(
@@ -161,6 +168,12 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
       };
     } finally {
       clearTimeout(deadline);
+      shutdown.signal.removeEventListener('abort', cut);
+    }
+    // Cut off by the shutdown: no verdict on the origin, and no upstream outcome to count.
+    if ('error' in final && final.error.code === 'SHUTTING_DOWN') {
+      breakers.settle(admission, 'none');
+      throw final.error;
     }
     metrics.upstreamDuration.observe({ resource }, (performance.now() - started) / 1000);
     // With a service key, a 401 refuses the gateway's own key, not the caller's: a configuration
@@ -217,8 +230,12 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
         trace,
       );
     },
-    async close() {
-      await agent.close();
+    close() {
+      if (shutdown.signal.aborted) return;
+      shutdown.abort();
+      // Not awaited: undici's close() waits for requests in flight, and those were just cut off;
+      // destroy() drops the pools' sockets now.
+      agent.destroy().catch(() => undefined);
     },
   };
 }
@@ -228,6 +245,15 @@ function deadlinePassed(deadline: number): UpstreamError {
   return new UpstreamError('UPSTREAM_TIMEOUT', undefined, {
     cause: new Error(`upstream.timeouts.deadline (${deadline}ms) passed`),
   });
+}
+
+/** The failure of a fetch the shutdown cut off: 503, or the stale copy (stale-if-error). */
+function cutOff(): Final<never> {
+  return { error: shuttingDown(), fault: 'none' };
+}
+
+function shuttingDown(): UpstreamError {
+  return new UpstreamError('SHUTTING_DOWN', undefined, { retryAfter: 1 });
 }
 
 /** The failure a retryable result becomes when no further attempt is made. */

@@ -44,6 +44,9 @@ export interface Upstream {
     apiKey: string,
     trace?: UpstreamTrace,
   ): Promise<UpstreamAnswer<Recording>>;
-  /** Closes the keep-alive pools. */
-  close(): Promise<void>;
+  /**
+   * Cuts off the fetches in flight (they fail as SHUTTING_DOWN), refuses later ones, and destroys
+   * the keep-alive pools without waiting for them.
+   */
+  close(): void;
 }

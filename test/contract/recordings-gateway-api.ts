@@ -206,7 +206,7 @@ export interface components {
              * @description A stable code to classify on (src/errors.ts).
              * @enum {unknown}
              */
-            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE";
+            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE";
         };
         Tag: {
             id: string;
@@ -331,6 +331,11 @@ export interface components {
             earliest_url_expiry?: string | null;
             /** @description The generation tag the entry is stored under (`all` */
             generation?: string;
+            /** @description With server.workers > 1, in tiers.l1 only: how many ready workers hold the entry; the fields above are then the most recently stored copy. */
+            workers?: {
+                holding: number;
+                of: number;
+            };
         };
         CacheInspection: {
             workspace: string;
@@ -349,6 +354,12 @@ export interface components {
                     up: boolean;
                 });
             };
+            /** @description With server.workers > 1, each ready worker's own L1 and generation, in worker order. */
+            by_worker?: {
+                worker: number;
+                generation: components["schemas"]["Generation"];
+                l1: components["schemas"]["TierEntry"];
+            }[];
         };
     };
     responses: {
@@ -548,7 +559,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description CIRCUIT_OPEN, with Retry-After = seconds until the trial request. */
+        /** @description CIRCUIT_OPEN, with Retry-After = seconds until the trial request; or SHUTTING_DOWN, with Retry-After 1, when the instance stopped while its upstream fetch was in flight and no stale copy could be served. */
         CircuitOpen: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../src/config/load.js';
-import { workspaceFromHost } from '../../src/http/host.js';
+import { workspaceFromHost } from '../../src/http/request/host.js';
 
 const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
 

@@ -18,6 +18,8 @@ export interface ReceivedSpan {
   kind: number;
   attributes: Record<string, unknown>;
   events: Array<{ name: string; attributes: Record<string, unknown> }>;
+  /** Links to other spans (OpenTelemetry span links). */
+  links: Array<{ traceId: string; spanId: string; attributes: Record<string, unknown> }>;
   /** The resource's service.name. */
   service: unknown;
 }
@@ -85,6 +87,15 @@ export async function startOtlpReceiver(t: Tap): Promise<OtlpReceiver> {
                 (span['events'] as Array<{ name: string; attributes?: KeyValue[] }> | undefined) ??
                 []
               ).map((e) => ({ name: e.name, attributes: attributes(e.attributes) })),
+              links: (
+                (span['links'] as
+                  | Array<{ traceId: string; spanId: string; attributes?: KeyValue[] }>
+                  | undefined) ?? []
+              ).map((l) => ({
+                traceId: l.traceId,
+                spanId: l.spanId,
+                attributes: attributes(l.attributes),
+              })),
               service,
             });
           }

@@ -1,9 +1,9 @@
 /**
  * A TCP proxy in front of Redis whose link a test can cut (every connection dropped, new ones
  * refused at once) and restore, to cut one app off Redis while others keep it. The proxy itself
- * is the bench's (bench/tcp-proxy.ts); this adds the Redis URL and the teardown.
+ * is ./tcp-proxy.ts; this adds the Redis URL and the teardown.
  */
-import { startTcpProxy, type TcpProxyOptions } from '../../bench/tcp-proxy.js';
+import { startTcpProxy, type TcpProxyOptions } from './tcp-proxy.js';
 import type { TestLike } from './redis.js';
 
 /** A running proxy. */

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../bench/free-port.js';
+import { freePort } from './free-port.js';
 
 /** The part of a tap test the helpers use. */
 export interface TestLike {

@@ -5,8 +5,8 @@
  */
 import { Redis } from 'ioredis';
 import { asWorkspaceId } from '../../src/brands.js';
-import type { Generation } from '../../src/cache/keys.js';
-import { purgeChannel } from '../../src/cache/redis-keys.js';
+import type { Generation } from '../../src/cache/entry/keys.js';
+import { purgeChannel } from '../../src/redis/key-layout.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
 import { startGateway, type Reply, type TestGateway } from './gateway.js';
 import { waitFor, type TestLike } from './redis.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { RUNTIME_ENV } from '../../bench/pinned-child.js';
+import { RUNTIME_ENV } from '../helpers/runtime-env.js';
 import { startSimulator } from '../../src/sim/server.js';
 import { freePort, stopProcess, waitFor } from '../helpers/redis.js';
 

@@ -5,46 +5,17 @@
  * (API key, admin token) ever appears in what recgw prints.
  */
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { hashKey } from '../../../src/auth/key-hash.js';
 import { parseKeyFile } from '../../../src/auth/static-keys.js';
 import { startGateway } from '../../helpers/gateway.js';
 import { freePort } from '../../helpers/redis.js';
-import { builtMain } from '../observability/gateway-process.js';
+import { recgw } from './run-recgw.js';
 
 const TOKEN = 'test-admin-token';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-let cli: string | undefined;
-
-/** Runs recgw with only the given environment (plus PATH) and optional stdin. */
-async function recgw(
-  args: string[],
-  env: Record<string, string> = {},
-  input?: string,
-): Promise<Run> {
-  cli ??= join(dirname(await builtMain()), 'cli', 'main.js');
-  const child = spawn(process.execPath, [cli, ...args], {
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(input ?? '');
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr };
-}
 
 void t.test('usage errors exit 2 with a hint; --help exits 0', async (t) => {
   const none = await recgw([]);
@@ -54,6 +25,11 @@ void t.test('usage errors exit 2 with a hint; --help exits 0', async (t) => {
   t.equal((await recgw(['purge'])).code, 2);
   t.equal((await recgw(['inspect', 'acme', '--page-size'])).code, 2, 'a flag without its value');
   t.equal((await recgw(['purge', 'acme', '--force'])).code, 2, 'an unknown flag');
+  const short = await recgw(['purge', 'acme', '-f']);
+  t.equal(short.code, 2, 'an unknown short option is not taken for a recording');
+  t.match(short.stderr, /recgw: purge: Unknown option '-f'/);
+  t.match((await recgw(['--json', 'purge', 'acme'])).stderr, /the command comes first/);
+  t.equal((await recgw(['inspect', '--help'])).code, 0);
   const help = await recgw(['--help']);
   t.equal(help.code, 0);
   t.match(help.stdout, /purge <workspace>/);
@@ -130,6 +106,37 @@ void t.test('check-config: valid â†’ 0 without listening; every problem listed â
   const missing = await recgw(['check-config'], { GATEWAY_CONFIG: file });
   t.equal(missing.code, 1);
   t.match(missing.stderr, /missing\.json/);
+});
+
+void t.test("check-config FILE judges FILE, in GATEWAY_CONFIG's place", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'recgw-cli-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, 'cache:\n  ttl:\n    list: soon\n');
+  const good = join(dir, 'good.yaml');
+  writeFileSync(good, 'cache:\n  ttl:\n    list: 10s\n');
+
+  const broken = await recgw(['check-config', bad]);
+  t.equal(broken.code, 1, 'a broken file is not called valid');
+  t.match(broken.stderr, /cache\.ttl\.list: "soon" is not a duration/);
+  t.notMatch(broken.stdout, /valid/);
+  const json = await recgw(['check-config', bad, '--json']);
+  t.same(JSON.parse(json.stdout).valid, false);
+  // The file given wins over GATEWAY_CONFIG, as -c does for nginx.
+  const over = await recgw(['check-config', bad], { GATEWAY_CONFIG: good });
+  t.equal(over.code, 1);
+  const valid = await recgw(['check-config', good], { GATEWAY_CONFIG: bad });
+  t.equal(valid.code, 0, valid.stderr);
+  t.match(valid.stdout, new RegExp(`configuration is valid \\(config/default\\.yaml \\+ ${good}`));
+  const missing = await recgw(['check-config', join(dir, 'missing.yaml')]);
+  t.equal(missing.code, 1);
+  t.match(missing.stderr, /cannot read .*missing\.yaml \(ENOENT\)/);
+  const notYaml = join(dir, 'not.yaml');
+  writeFileSync(notYaml, 'cache: [\n');
+  t.match((await recgw(['check-config', notYaml])).stderr, /not valid YAML/);
+  const extra = await recgw(['check-config', good, bad]);
+  t.equal(extra.code, 2, 'one file at most');
+  t.match(extra.stderr, /usage: recgw check-config \[FILE\]/);
 });
 
 void t.test(

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
 import { ONE_REQUEST, type QuotaPolicy } from '../../../src/limits/gcra.js';
 import { Redis } from 'ioredis';
-import { quotaKey } from '../../../src/cache/redis-keys.js';
+import { quotaKey } from '../../../src/redis/key-layout.js';
 import { startPrivateRedis } from '../../helpers/redis.js';
 import { tierFor } from '../../helpers/redis-tier.js';
 

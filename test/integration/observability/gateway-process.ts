@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 /** Ports for processes that cannot report the one they bound. */
-export { freePort } from '../../../bench/free-port.js';
+export { freePort } from '../../helpers/free-port.js';
 
 type Tap = { teardown(fn: () => unknown): void };
 

@@ -1,11 +1,23 @@
 // One dead Cluster master costs L2 only for the workspaces it holds: on a real three-master
-// Cluster, workspaces on the two healthy masters keep reading and writing through the outage.
+// Cluster, workspaces on the two healthy masters keep reading and writing through the outage;
+// and once a replica is promoted, the tier is up again without waiting for traffic.
 import t from 'tap';
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import { Cluster } from 'ioredis';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { recordingKey, type Generation } from '../../../src/cache/keys.js';
-import { startRedisCluster } from '../../helpers/redis-cluster.js';
+import { recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
+import { purgeLogKey } from '../../../src/redis/key-layout.js';
+import {
+  clusterNodes,
+  isMaster,
+  startRedisCluster,
+  type ClusterNodeLine,
+} from '../../helpers/redis-cluster.js';
+import { waitFor } from '../../helpers/redis.js';
 import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
+
+const calculateSlot = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
 const KEY = recordingKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
 
@@ -78,3 +90,52 @@ void t.test('a dead master takes L2 away only from its own workspaces', async (t
   const errors = (await metrics.redisErrors.get()).values.reduce((sum, v) => sum + v.value, 0);
   t.ok(errors > 0, `the dead master's failures are counted (${errors})`);
 });
+
+void t.test(
+  'after a failover with no traffic to the dead master, up comes back by itself',
+  async (t) => {
+    const cluster = await startRedisCluster(t, {
+      requireFullCoverage: false,
+      replicas: 1,
+      nodeTimeoutMs: 1000,
+    });
+    const keyPrefix = 'node-down-idle';
+    const { tier } = await tierFor(
+      t,
+      { nodes: cluster.nodes, keyPrefix },
+      { redis: { commandTimeout: '500ms' } },
+    );
+    const topology = await clusterNodes(cluster.nodes[0]!.port);
+    const ownerOf = (slot: number): ClusterNodeLine =>
+      topology.find(
+        (node) =>
+          node.flags.includes('master') &&
+          node.slots.some(([first, last]) => slot >= first && slot <= last),
+      )!;
+    const logMaster = ownerOf(calculateSlot(purgeLogKey(keyPrefix)));
+    const ws = Array.from({ length: 30 }, (_, i) => `idle${i}` as WorkspaceId).find(
+      (name) => ownerOf(calculateSlot(name)).id !== logMaster.id,
+    )!;
+    const doomed = ownerOf(calculateSlot(ws));
+    const replica = topology.find((node) => node.masterId === doomed.id)!.port;
+    const generation = (await tier.loadGeneration(ws))!;
+    await tier.set(ws, generation, [[KEY, makeEntry()]]);
+
+    await cluster.kill(doomed.port);
+    // Enough failed reads to open the dead master's breaker; then no command goes its way.
+    await waitFor(
+      async () => {
+        await tier.get(ws, generation, KEY);
+        return !tier.up;
+      },
+      10_000,
+      'the tier to see the dead master',
+    );
+    await waitFor(() => isMaster(replica), 60_000, `replica ${replica} promoted`);
+    const promotedAt = performance.now();
+    await waitFor(() => tier.up, 30_000, 'the tier up again');
+    const upAfter = performance.now() - promotedAt;
+    t.ok(upAfter <= 5000, `up again ${Math.round(upAfter)} ms after the promotion, idle`);
+    t.ok(await tier.get(ws, generation, KEY), 'the workspace reads its value from the new master');
+  },
+);

@@ -2,8 +2,8 @@
 import t from 'tap';
 import { Cluster } from 'ioredis';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
-import { listKey, recordingKey, type Generation } from '../../../src/cache/keys.js';
-import { generationKey, l2Key, lockKey, verdictKey } from '../../../src/cache/redis-keys.js';
+import { listKey, recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
+import { generationKey, l2Key, lockKey, verdictKey } from '../../../src/redis/key-layout.js';
 import { startRedisCluster } from '../../helpers/redis-cluster.js';
 import { waitFor } from '../../helpers/redis.js';
 import { makeEntry, recordPurges, tierFor, untilRead } from '../../helpers/redis-tier.js';
@@ -98,3 +98,43 @@ void t.test(
     t.equal(heardByB.resets, 0, 'the log reached back: nothing lost');
   },
 );
+
+void t.test('scripts of workspaces on different masters run at the same time', async (t) => {
+  // Requests of several workspaces at once send their scripts in the same tick; each must reach
+  // its own workspace's master, whichever node the script's SHA would hash to.
+  // Instances of their own with a generous command timeout: a stall of the loaded test machine
+  // must not pass for a refused command.
+  const a = await tierFor(
+    t,
+    { nodes: cluster.nodes, keyPrefix },
+    { redis: { commandTimeout: '2s' } },
+  );
+  const b = await tierFor(
+    t,
+    { nodes: cluster.nodes, keyPrefix },
+    { redis: { commandTimeout: '2s' } },
+  );
+  const many = Array.from({ length: 12 }, (_, i) => `tenant${i}` as WorkspaceId);
+  const errorsBefore = (await a.metrics.redisErrors.get()).values.reduce((n, v) => n + v.value, 0);
+  const generations = await Promise.all(many.map((ws) => a.tier.loadGeneration(ws)));
+  t.same(
+    many.filter((_, i) => generations[i] === undefined),
+    [],
+    'every generation loaded',
+  );
+  if (generations.includes(undefined)) return;
+  await Promise.all(
+    many.map((ws, i) => a.tier.set(ws, generations[i]!, [[UUID, makeEntry({ etag: `"${ws}"` })]])),
+  );
+  const back = await Promise.all(many.map((ws, i) => b.tier.get(ws, generations[i]!, UUID)));
+  t.same(
+    many.filter((ws, i) => {
+      const value = back[i];
+      return value?.kind !== 'entry' || value.etag !== `"${ws}"`;
+    }),
+    [],
+    'every concurrent write landed',
+  );
+  const errorsAfter = (await a.metrics.redisErrors.get()).values.reduce((n, v) => n + v.value, 0);
+  t.equal(errorsAfter - errorsBefore, 0, 'no command failed');
+});

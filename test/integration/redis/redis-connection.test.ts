@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { recordingKey } from '../../../src/cache/keys.js';
+import { recordingKey } from '../../../src/cache/entry/keys.js';
 import {
   createRedisClient,
   reconnectDelay,
   MAX_RECONNECT_DELAY_MS,
-} from '../../../src/cache/redis-connection.js';
+} from '../../../src/redis/connection.js';
 import { configWith } from '../../../src/config/load.js';
 import {
   freePort,

@@ -3,8 +3,8 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
-import { recordingKey } from '../../../src/cache/keys.js';
-import { l2Key } from '../../../src/cache/redis-keys.js';
+import { recordingKey } from '../../../src/cache/entry/keys.js';
+import { l2Key } from '../../../src/redis/key-layout.js';
 import type { SharedTier } from '../../../src/cache/shared-tier.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import {

@@ -2,7 +2,7 @@
 import t from 'tap';
 import type { WorkspaceId } from '../../../src/brands.js';
 import { Redis } from 'ioredis';
-import { generationKey, purgeLogKey } from '../../../src/cache/redis-keys.js';
+import { generationKey, purgeLogKey } from '../../../src/redis/key-layout.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import { startRedisProxy } from '../../helpers/redis-proxy.js';
 import { recordPurges, tierFor, untilRead } from '../../helpers/redis-tier.js';

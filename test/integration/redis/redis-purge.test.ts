@@ -2,8 +2,8 @@
 import t from 'tap';
 import { Redis } from 'ioredis';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { listKey, recordingKey, type Generation } from '../../../src/cache/keys.js';
-import { generationKey, l2Key, purgeChannel, purgeLogKey } from '../../../src/cache/redis-keys.js';
+import { listKey, recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
+import { generationKey, l2Key, purgeChannel, purgeLogKey } from '../../../src/redis/key-layout.js';
 import { getRedis, waitFor } from '../../helpers/redis.js';
 import { makeEntry, recordPurges, tierFor, untilRead } from '../../helpers/redis-tier.js';
 

@@ -2,7 +2,7 @@
 // nothing left as an unhandled rejection (which would end the process).
 import t from 'tap';
 import { Redis } from 'ioredis';
-import { purgeChannel } from '../../../src/cache/redis-keys.js';
+import { purgeChannel } from '../../../src/redis/key-layout.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import { metricValue, tierFor } from '../../helpers/redis-tier.js';
 

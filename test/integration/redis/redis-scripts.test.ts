@@ -3,9 +3,9 @@
 import t from 'tap';
 import { Redis } from 'ioredis';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
-import { recordingKey, type Generation } from '../../../src/cache/keys.js';
+import { recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
+import type { CacheEntry } from '../../../src/cache/entry/entry.js';
 import { ONE_REQUEST } from '../../../src/limits/gcra.js';
-import type { CacheEntry } from '../../../src/cache/entry.js';
 import { startPrivateRedis } from '../../helpers/redis.js';
 import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
 

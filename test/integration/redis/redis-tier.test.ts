@@ -3,9 +3,9 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
-import { listKey, recordingKey, type Generation } from '../../../src/cache/keys.js';
-import { generationKey, l2Key, lockKey, verdictKey } from '../../../src/cache/redis-keys.js';
-import type { CacheEntry } from '../../../src/cache/entry.js';
+import { listKey, recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
+import { generationKey, l2Key, lockKey, verdictKey } from '../../../src/redis/key-layout.js';
+import type { CacheEntry } from '../../../src/cache/entry/entry.js';
 import { getRedis } from '../../helpers/redis.js';
 import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
 

@@ -1,7 +1,7 @@
 // Redis losing its data or its purge log: nothing purged comes back, and every later purge takes effect on every app.
 import t from 'tap';
 import { Redis } from 'ioredis';
-import { purgeLogKey } from '../../../src/cache/redis-keys.js';
+import { purgeLogKey } from '../../../src/redis/key-layout.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import {

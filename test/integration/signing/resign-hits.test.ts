@@ -1,7 +1,7 @@
 // With a signer: 3 minutes of hits on 90 s URLs serve only verifying URLs with ≥ minRemaining left, re-signed once per entry per window, without upstream calls.
 import t from 'tap';
 import { asWorkspaceId } from '../../../src/brands.js';
-import { recordingKey } from '../../../src/cache/keys.js';
+import { recordingKey } from '../../../src/cache/entry/keys.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 import { startGateway } from '../../helpers/gateway.js';
 import {

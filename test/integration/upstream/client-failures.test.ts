@@ -192,3 +192,26 @@ void t.test('a dropped connection is retried; dropped every time it is 502', asy
   t.equal(error.code, 'UPSTREAM_UNREACHABLE');
   t.equal(origin.requests, 5);
 });
+
+void t.test(
+  'close() cuts off fetches in flight as SHUTTING_DOWN (503) and refuses later ones, counting neither',
+  async (t) => {
+    const origin = await startOrigin(t, () => undefined);
+    const h = harness(t, `${origin.url}/{workspace}`, { timeouts: { deadline: '30s' } });
+    const inFlight = thrown(() => h.upstream.fetchRecording(acme, ID, KEY));
+    while (origin.requests === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    h.upstream.close();
+    const cut = await inFlight;
+    t.equal(cut.code, 'SHUTTING_DOWN');
+    t.equal(cut.status, 503);
+    t.equal(cut.retryAfter, 1);
+    const later = await thrown(() => h.upstream.fetchRecording(acme, ID, KEY));
+    t.equal(later.code, 'SHUTTING_DOWN');
+    t.equal(origin.requests, 1, 'the later fetch never reached the origin');
+    t.same(await h.outcomes(), {}, 'no upstream outcome counted');
+    t.ok(
+      Object.values(await h.circuit()).every((state) => state === 0),
+      'no verdict on the origin: its circuit stays closed',
+    );
+  },
+);

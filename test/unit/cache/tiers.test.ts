@@ -3,8 +3,8 @@
 import t from 'tap';
 import { pino } from 'pino';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { EntryFactory } from '../../../src/cache/entry-factory.js';
-import type { StoredValue } from '../../../src/cache/entry.js';
+import { EntryFactory } from '../../../src/cache/entry/factory.js';
+import type { StoredValue } from '../../../src/cache/entry/entry.js';
 import {
   l1Key,
   linkKey,
@@ -12,12 +12,12 @@ import {
   recordingKey,
   type Generation,
   type ResourceKey,
-} from '../../../src/cache/keys.js';
-import { L1Cache } from '../../../src/cache/l1.js';
+} from '../../../src/cache/entry/keys.js';
+import { L1Cache } from '../../../src/cache/l1/l1.js';
 import { makeSettings } from '../../../src/cache/settings.js';
 import type { SharedTier } from '../../../src/cache/shared-tier.js';
 import { Tiers } from '../../../src/cache/tiers.js';
-import { Generations } from '../../../src/cache/generations.js';
+import { Generations } from '../../../src/purge/generations.js';
 import { configWith } from '../../../src/config/load.js';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
 import { FakeClock } from '../../helpers/fake-clock.js';

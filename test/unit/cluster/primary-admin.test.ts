@@ -44,7 +44,7 @@ async function fakeWorker(t: Tap, status = 200): Promise<FakeWorker> {
 
 async function primary(t: Tap, workers: FakeWorker[], stopping = false): Promise<string> {
   const ready = (): ReadyWorker[] =>
-    workers.map((w) => ({ worker: {} as Worker, adminPort: w.port }));
+    workers.map((w, i) => ({ slot: i + 1, worker: {} as Worker, adminPort: w.port }));
   const server = createServer(
     primaryAdminHandler({
       logger: pino({ level: 'silent' }),

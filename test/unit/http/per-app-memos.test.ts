@@ -1,8 +1,8 @@
 // The header memos belong to one app each: two apps with different host suffixes in one process
 // keep their own remembered verdicts instead of sharing (and thrashing) one module-level memo.
 import t from 'tap';
-import { AcceptMemo } from '../../../src/api/accept.js';
-import { HostMemo } from '../../../src/http/host.js';
+import { AcceptMemo } from '../../../src/http/request/accept.js';
+import { HostMemo } from '../../../src/http/request/host.js';
 import { ResponseMemo } from '../../../src/http/respond.js';
 
 const raw = (host: string): string[] => ['Host', host];

@@ -5,7 +5,7 @@ import t from 'tap';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync, gunzipSync } from 'node:zlib';
-import type { CacheEntry } from '../../../src/cache/entry.js';
+import type { CacheEntry } from '../../../src/cache/entry/entry.js';
 import { ONE_WRITE_LIMIT, ResponseMemo, writeEntry } from '../../../src/http/respond.js';
 import { makeEntry } from '../../helpers/redis-tier.js';
 

@@ -2,7 +2,7 @@
 // encoding's ETag, 404 entries, HEAD, Age (RFC 9111 §5.1) and Cache-Control.
 import t from 'tap';
 import type { ServerResponse } from 'node:http';
-import type { CacheEntry } from '../../../src/cache/entry.js';
+import type { CacheEntry } from '../../../src/cache/entry/entry.js';
 import { withVariantTags } from '../../helpers/redis-tier.js';
 import type { Outcome } from '../../../src/cache/lookup.js';
 import {

@@ -1,0 +1,68 @@
+/**
+ * A cache entry: the ready-to-send bytes of one answer plus the instants that govern it.
+ * Built once when an answer is stored or refreshed, so the hit path only writes bytes.
+ */
+
+/**
+ * One stored answer (a 200 body or a remembered 404). Entries are immutable, and a refresh
+ * replaces them; the one exception is L1's arena, which may point body, gzip and br at identical
+ * bytes elsewhere (l1/byte-arena.ts), so never keep an entry's buffer identity.
+ */
+export interface CacheEntry {
+  readonly kind: 'entry';
+  /** 200 for a body, 404 for a remembered "not found". */
+  readonly status: 200 | 404;
+  /** The identity-encoded JSON body. */
+  readonly body: Buffer;
+  /** The same body gzip-encoded, when it is large enough to be worth it. */
+  readonly gzip: Buffer | null;
+  /** The same body brotli-encoded, when it is large enough to be worth it. */
+  readonly br: Buffer | null;
+  /** Strong ETag of the identity body, quoted (`"…"`); encoded variants append `-gz` / `-br`. */
+  readonly etag: string;
+  /** The gzip variant's ETag (variantEtag), made with the encoding so a hit does not build it; null without gzip. */
+  readonly etagGzip: string | null;
+  /** The brotli variant's ETag, likewise; null without brotli. */
+  readonly etagBr: string | null;
+  /** When the answer was fetched from the upstream (or re-signed), epoch ms. */
+  readonly storedAt: number;
+  /** Until then the entry is fresh (TTL, capped by its URLs' expiry when they cannot be re-signed). */
+  readonly freshUntil: number;
+  /** Until then a stale entry may still be served (stale-while-revalidate / stale-if-error); its L2 TTL. */
+  readonly staleUntil: number;
+  /** From then on the body's transcoded_url values have less than signing.minRemaining left. */
+  readonly urlDeadline: number;
+  /**
+   * The earliest expiry of the body's transcoded_url values (Infinity: none known). Kept beside
+   * urlDeadline because that one is relative to the minRemaining of when the entry was built,
+   * and the validity reported per response must not move when a reload changes minRemaining.
+   */
+  readonly urlExpiry: number;
+  /** From then on a configured signer should re-sign the entry in the background. */
+  readonly resignAt: number;
+  /** For a recording: its UUID and public link code, so both keys can be refreshed or purged. */
+  readonly recordingId: string | null;
+  readonly linkId: string | null;
+}
+
+/** The ETag of an encoded variant: the identity tag with `-gz` or `-br` inside its quotes. */
+export function variantEtag(etag: string, coding: 'gz' | 'br'): string {
+  return `${etag.slice(0, -1)}-${coding}"`;
+}
+
+/** The bytes of an entry's body and its encodings: what a tier stores beyond the entry's fixed fields. */
+export function payloadBytes(entry: CacheEntry): number {
+  return entry.body.length + (entry.gzip?.length ?? 0) + (entry.br?.length ?? 0);
+}
+
+/** A pointer from a public link code (or another spelling of an id) to the recording's own key. */
+export interface AliasEntry {
+  readonly kind: 'alias';
+  /** The resource key (see keys.ts) of the recording entry. */
+  readonly target: string;
+  /** Until then the alias may be followed; it outlives its target by no more than the target's staleUntil. */
+  readonly staleUntil: number;
+}
+
+/** What a cache tier holds under a key. */
+export type StoredValue = CacheEntry | AliasEntry;

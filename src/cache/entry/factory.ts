@@ -1,0 +1,355 @@
+/**
+ * Builds cache entries from upstream answers. Everything a hit needs is computed here, once:
+ * the serialised body, the strong ETag, and the instants (fresh-until capped by the
+ * transcoded_url expiries, stale-until, re-sign time); the gzip and brotli encodings are added
+ * by `compressed()` right after the entry is stored.
+ */
+import { hash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
+import type { WorkspaceId } from '../../brands.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import type { ListPage, Recording } from '../../recording.js';
+import {
+  applyUrlPolicy,
+  mergeFacts,
+  urlMargin,
+  type UrlFacts,
+  type UrlPolicyResult,
+} from '../../signing/url-policy.js';
+import type { Resource } from '../../upstream/types.js';
+import { variantEtag, type CacheEntry } from './entry.js';
+import { staleUntilOf } from './state.js';
+import type { Settings } from '../settings.js';
+import type { StaleOnArrival } from './stale-on-arrival.js';
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+/**
+ * Compression settings sized to the body. Quality 5 compresses a 30 KB page in about a
+ * millisecond at ~90% of quality 11's ratio (entries are compressed on every store and
+ * re-sign, so speed beats the last bytes). Windows no larger than the body keep each job's
+ * encoder state small: brotli's default 4 MB window and zlib's 32 KB one, allocated per job
+ * for 1 KB bodies, inflate RSS far beyond what the cache holds.
+ */
+function compressionOptions(length: number): {
+  gzip: { windowBits: number };
+  brotli: { params: Record<number, number> };
+} {
+  const bits = Math.ceil(Math.log2(Math.max(length, 1)));
+  return {
+    gzip: { windowBits: Math.min(15, Math.max(9, bits)) },
+    brotli: {
+      params: {
+        [zlibConstants.BROTLI_PARAM_QUALITY]: 5,
+        [zlibConstants.BROTLI_PARAM_LGWIN]: Math.min(22, Math.max(10, bits)),
+        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: length,
+      },
+    },
+  };
+}
+
+/** The UTF-8 bytes of a serialised body. */
+function bodyBytes(text: string): Buffer {
+  // Node's pooled allocation (8 KB slabs shared by small buffers) measured ~15% less RSS than
+  // one allocation per body: entries stored together are evicted together, so their slab goes
+  // with them, while per-body allocations fragment the malloc heap as the LRU churns. Not
+  // Buffer.from(text): it reserves pool space for the worst-case UTF-8 length, not the real one.
+  const buffer = Buffer.allocUnsafe(Buffer.byteLength(text));
+  buffer.write(text);
+  return buffer;
+}
+
+/** Packs a body and its encodings into one buffer (one allocation per entry instead of three). */
+function pack(body: Buffer, gz: Buffer, br: Buffer): [Buffer, Buffer, Buffer] {
+  const all = Buffer.allocUnsafe(body.length + gz.length + br.length);
+  body.copy(all, 0);
+  gz.copy(all, body.length);
+  br.copy(all, body.length + gz.length);
+  return [
+    all.subarray(0, body.length),
+    all.subarray(body.length, body.length + gz.length),
+    all.subarray(body.length + gz.length),
+  ];
+}
+
+const NOT_FOUND_BODY = Buffer.from(
+  JSON.stringify({ error: 'Recording not found', code: 'RECORDING_NOT_FOUND' }),
+);
+
+/**
+ * Strong ETag of a body: 27 base64url characters of its SHA-1 (collision-resistant enough to
+ * tell bodies apart). One-shot `hash`: a list miss hashes 31 bodies, and a Hash object each
+ * cost more than hashing a 1 KB body.
+ */
+function etagOf(body: Buffer): string {
+  return `"${hash('sha1', body, 'base64url')}"`;
+}
+
+/**
+ * Exactly `JSON.stringify(page)`, with the recordings' own serialisations spliced in, so a
+ * list miss serialises each recording once for both the page and the recording's entry.
+ * Keys keep their order (a parsed object's own keys, as JSON.stringify walks them).
+ */
+export function listJson(page: ListPage, recordingJson: readonly string[]): string {
+  let out = '';
+  for (const [key, value] of Object.entries(page)) {
+    // Values JSON.stringify omits; parsed JSON has none, but the equivalence should not depend on it.
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+    out += `${out === '' ? '{' : ','}${JSON.stringify(key)}:${key === 'recordings' ? `[${recordingJson.join(',')}]` : JSON.stringify(value)}`;
+  }
+  return out === '' ? '{}' : `${out}}`;
+}
+
+/** Builds entries with the current settings; never touches the network. */
+export class EntryFactory {
+  constructor(
+    private readonly settings: () => Settings,
+    private readonly metrics: GatewayMetrics,
+    private readonly staleOnArrival: StaleOnArrival | null = null,
+  ) {}
+
+  /** A recording entry; mutates `recording.transcoded_url` per the URL policy. */
+  recording(workspace: WorkspaceId, recording: Recording, now: number, storedAt = now): CacheEntry {
+    const facts = mergeFacts([this.applyPolicy(recording, now)]);
+    return this.build(
+      workspace,
+      'recording',
+      bodyBytes(JSON.stringify(recording)),
+      facts,
+      now,
+      storedAt,
+      recording,
+    );
+  }
+
+  /**
+   * A list entry, and a function building one entry per recording it holds (so a list fetch
+   * refreshes them). The recordings are built after the list is answered: compressing thirty
+   * more bodies must not delay the response that asked for the page.
+   */
+  list(
+    workspace: WorkspaceId,
+    page: ListPage,
+    now: number,
+    storedAt = now,
+  ): { list: CacheEntry; recordings: () => CacheEntry[] } {
+    const perRecording = page.recordings.map((recording) => this.applyPolicy(recording, now));
+    const json = page.recordings.map((recording) => JSON.stringify(recording));
+    const list = this.build(
+      workspace,
+      'list',
+      bodyBytes(listJson(page, json)),
+      mergeFacts(perRecording),
+      now,
+      storedAt,
+      null,
+    );
+    const recordings = (): CacheEntry[] => {
+      // build() gives a recording at most ttl.recording + the longer stale window to live; with
+      // all three 0 the store would drop every one, so none is built (serialised, hashed).
+      const timings = this.settings().timings.for(workspace);
+      if (staleUntilOf(timings.recording, timings) <= 0) return [];
+      return page.recordings.map((recording, index) =>
+        this.build(
+          workspace,
+          'recording',
+          bodyBytes(json[index]!),
+          mergeFacts([perRecording[index]!]),
+          now,
+          storedAt,
+          recording,
+        ),
+      );
+    };
+    return { list, recordings };
+  }
+
+  /**
+   * The entry with its gzip and brotli encodings. Tiers.compressLater decides whether a body is
+   * large enough to be worth them and runs this after the entry is stored and answered:
+   * compressing a 30 KB page costs about a millisecond, which a miss should not wait for.
+   */
+  async compressed(entry: CacheEntry): Promise<CacheEntry> {
+    const options = compressionOptions(entry.body.length);
+    const [gz, br] = await Promise.all([
+      gzipAsync(entry.body, options.gzip),
+      brotliAsync(entry.body, options.brotli),
+    ]);
+    const [body, gzipped, brotli] = pack(entry.body, gz, br);
+    return {
+      ...entry,
+      body,
+      gzip: gzipped,
+      br: brotli,
+      etagGzip: variantEtag(entry.etag, 'gz'),
+      etagBr: variantEtag(entry.etag, 'br'),
+    };
+  }
+
+  /** A remembered 404. */
+  notFound(workspace: WorkspaceId, now: number): CacheEntry {
+    const timings = this.settings().timings.for(workspace);
+    const freshUntil = now + timings.notFound;
+    return {
+      kind: 'entry',
+      status: 404,
+      body: NOT_FOUND_BODY,
+      gzip: null,
+      br: null,
+      etag: etagOf(NOT_FOUND_BODY),
+      etagGzip: null,
+      etagBr: null,
+      storedAt: now,
+      freshUntil,
+      staleUntil: staleUntilOf(freshUntil, timings),
+      urlDeadline: Infinity,
+      urlExpiry: Infinity,
+      resignAt: Infinity,
+      recordingId: null,
+      linkId: null,
+    };
+  }
+
+  /**
+   * Re-signs an entry's URLs from its own body. The data's age is kept (storedAt, freshUntil):
+   * only the URLs move, so a re-sign never extends how long upstream data is trusted.
+   */
+  resign(workspace: WorkspaceId, resource: Resource, entry: CacheEntry, now: number): CacheEntry {
+    if (resource === 'recording') {
+      const rebuilt = this.recording(
+        workspace,
+        JSON.parse(entry.body.toString('utf8')) as Recording,
+        now,
+        entry.storedAt,
+      );
+      return {
+        ...rebuilt,
+        freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil),
+        staleUntil: entry.staleUntil,
+      };
+    }
+    const page = JSON.parse(entry.body.toString('utf8')) as ListPage;
+    const facts = mergeFacts(page.recordings.map((recording) => this.applyPolicy(recording, now)));
+    const rebuilt = this.build(
+      workspace,
+      'list',
+      bodyBytes(JSON.stringify(page)),
+      facts,
+      now,
+      entry.storedAt,
+      null,
+    );
+    return {
+      ...rebuilt,
+      freshUntil: Math.min(rebuilt.freshUntil, entry.freshUntil),
+      staleUntil: entry.staleUntil,
+    };
+  }
+
+  /**
+   * The entry with every URL that has less than minRemaining left set to null: what is served
+   * when URLs can be neither re-signed nor refreshed (upstream down, no signer).
+   */
+  withUrlsNulled(
+    workspace: WorkspaceId,
+    resource: Resource,
+    entry: CacheEntry,
+    now: number,
+  ): CacheEntry {
+    const { minRemaining, validity } = this.settings().config.signing;
+    const parsed = JSON.parse(entry.body.toString('utf8')) as ListPage | Recording;
+    // The policy without a signer only nulls. Its facts are not needed: the entry keeps its own instants.
+    for (const recording of resource === 'list'
+      ? (parsed as ListPage).recordings
+      : [parsed as Recording]) {
+      applyUrlPolicy(recording, { signer: null, minRemaining, validity }, now);
+    }
+    const body = bodyBytes(JSON.stringify(parsed));
+    const rebuilt = this.build(
+      workspace,
+      resource,
+      body,
+      { urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity, hasUnknown: false },
+      now,
+      entry.storedAt,
+      null,
+    );
+    return {
+      ...rebuilt,
+      freshUntil: entry.freshUntil,
+      staleUntil: entry.staleUntil,
+      recordingId: entry.recordingId,
+      linkId: entry.linkId,
+    };
+  }
+
+  private applyPolicy(recording: Recording, now: number): UrlPolicyResult {
+    const { config, signer } = this.settings();
+    const result = applyUrlPolicy(
+      recording,
+      { signer, minRemaining: config.signing.minRemaining, validity: config.signing.validity },
+      now,
+    );
+    if (signer !== null) {
+      if (result.resigned > 0)
+        this.metrics.resigns.inc({ scheme: signer.scheme, result: 'ok' }, result.resigned);
+      if (result.resignErrors > 0)
+        this.metrics.resigns.inc({ scheme: signer.scheme, result: 'error' }, result.resignErrors);
+    }
+    return result;
+  }
+
+  /** Computes the instants and the encodings of one 200 body. */
+  private build(
+    workspace: WorkspaceId,
+    resource: Resource,
+    body: Buffer,
+    facts: UrlFacts,
+    now: number,
+    storedAt: number,
+    recording: Recording | null,
+  ): CacheEntry {
+    const { config, timings: table } = this.settings();
+    const timings = table.for(workspace);
+    const ttl = resource === 'list' ? timings.list : timings.recording;
+    let freshUntil = storedAt + ttl;
+    // A URL whose expiry cannot be read is trusted for signing.unknownTtl at most.
+    if (facts.hasUnknown) freshUntil = Math.min(freshUntil, storedAt + config.signing.unknownTtl);
+    // URLs that cannot be re-signed must be refreshed from the upstream before they run short:
+    // end freshness a margin ahead of the deadline so stale-while-revalidate refreshes in time.
+    if (Number.isFinite(facts.urlDeadline) && facts.resignAt === Infinity) {
+      const margin = urlMargin(config.signing.minRemaining);
+      freshUntil = Math.min(freshUntil, facts.urlDeadline - margin);
+      // Fresh for no time at all because of its URLs (not its TTL): say so, or the zero hit ratio is a mystery.
+      if (freshUntil <= storedAt && ttl > 0) {
+        this.staleOnArrival?.note({
+          workspace,
+          resource,
+          urlExpiresInMs: facts.urlExpiry - storedAt,
+          minRemainingMs: config.signing.minRemaining,
+          marginMs: margin,
+        });
+      }
+    }
+    freshUntil = Math.max(freshUntil, storedAt);
+    return {
+      kind: 'entry',
+      status: 200,
+      body,
+      gzip: null,
+      br: null,
+      etag: etagOf(body),
+      etagGzip: null,
+      etagBr: null,
+      storedAt,
+      freshUntil,
+      staleUntil: staleUntilOf(freshUntil, timings),
+      urlDeadline: facts.urlDeadline,
+      urlExpiry: facts.urlExpiry,
+      resignAt: facts.resignAt,
+      recordingId: recording?.id ?? null,
+      linkId: recording?.public_link_id ?? null,
+    };
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The in-process tier: lru-cache bounded in bytes. It holds entries and aliases; freshness is
+ * judged by the read-through flow from the entry's own instants, not by lru-cache's TTL, so
+ * the injected clock governs both tiers alike.
+ */
+import { LRUCache } from 'lru-cache';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import { ByteArena, SEGMENT_BYTES } from './byte-arena.js';
+import { payloadBytes, type StoredValue } from '../entry/entry.js';
+
+/**
+ * Bytes counted per item on top of its buffers and key, measured as heap plus ArrayBuffer
+ * growth per item with 40k recordings held (`npm run bench`, memory case): the entry object
+ * and its ETag string, the Buffer views and their backing store's bookkeeping, and
+ * lru-cache's per-item arrays. Counting them keeps real memory within cache.l1.maxBytes
+ * whatever the body sizes; with small bodies these costs rival the bodies themselves.
+ */
+const ENTRY_OVERHEAD = 1200;
+/** An alias: a small object and its key, plus the same per-item LRU bookkeeping. */
+const ALIAS_OVERHEAD = 400;
+
+function sizeOf(value: StoredValue, key: string): number {
+  if (value.kind === 'alias') return ALIAS_OVERHEAD + key.length + value.target.length;
+  return ENTRY_OVERHEAD + key.length + payloadBytes(value);
+}
+
+/** Segments of a sixteenth of the bound, between 64 KiB and SEGMENT_BYTES: a small L1 does not reserve a whole one. */
+function segmentBytesFor(maxBytes: number): number {
+  return Math.min(SEGMENT_BYTES, Math.max(64 * 1024, Math.floor(maxBytes / 16)));
+}
+
+/** The L1 cache. Keys come from keys.ts#l1Key only. */
+export class L1Cache {
+  private readonly lru: LRUCache<string, StoredValue>;
+  /** The entries' bytes (byte-arena.ts); aliases have none. */
+  private readonly arena: ByteArena;
+
+  constructor(maxBytes: number, metrics: GatewayMetrics) {
+    const evictions = metrics.cacheEvictions.labels({ tier: 'l1' });
+    this.lru = new LRUCache<string, StoredValue>({
+      maxSize: Math.max(maxBytes, 1),
+      sizeCalculation: sizeOf,
+      // An entry larger than the whole bound would evict everything else; refuse it instead.
+      maxEntrySize: Math.max(maxBytes, 1),
+      dispose: (value, _key, reason) => {
+        if (value.kind === 'entry') this.arena.release(value);
+        if (reason === 'evict') evictions.inc();
+      },
+    });
+    this.arena = new ByteArena((key) => {
+      const value = this.lru.peek(key);
+      return value?.kind === 'entry' ? value : undefined;
+    }, segmentBytesFor(maxBytes));
+    metrics.onScrape(() => {
+      metrics.cacheEntries.set({ tier: 'l1' }, this.lru.size);
+      metrics.cacheBytes.set({ tier: 'l1' }, this.lru.calculatedSize);
+    });
+  }
+
+  /** The stored value, marking it recently used. */
+  get(key: string): StoredValue | undefined {
+    return this.lru.get(key);
+  }
+
+  /** The stored value without marking it used (background work must not keep entries alive). */
+  peek(key: string): StoredValue | undefined {
+    return this.lru.peek(key);
+  }
+
+  /**
+   * Stores a value (replacing any). An entry's bytes move into the arena; the entry object
+   * stays the same, so callers may still compare what they stored with what `peek` returns.
+   */
+  set(key: string, value: StoredValue): void {
+    const again = this.lru.peek(key) === value;
+    this.lru.set(key, value);
+    // Refused (larger than the bound) or already held under this key: nothing more to hold.
+    if (again || value.kind !== 'entry' || this.lru.peek(key) !== value) return;
+    this.arena.hold(key, value);
+  }
+
+  /** Drops a key. */
+  delete(key: string): void {
+    this.lru.delete(key);
+  }
+
+  /** Number of items held. */
+  get size(): number {
+    return this.lru.size;
+  }
+
+  /** The arena's segments: how many, their bytes, and the bytes of entries held in them. */
+  get arenaStats(): { segments: number; bytes: number; live: number } {
+    return this.arena.stats;
+  }
+
+  /** Bytes counted against the bound. */
+  get bytes(): number {
+    return this.lru.calculatedSize;
+  }
+}

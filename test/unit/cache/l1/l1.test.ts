@@ -1,0 +1,55 @@
+// L1: bounded in bytes with per-item overhead counted, evictions counted, oversized entries refused.
+import t from 'tap';
+import { L1Cache } from '../../../../src/cache/l1/l1.js';
+import { GatewayMetrics } from '../../../../src/observability/metrics.js';
+import { makeEntry, metricValue } from '../../../helpers/redis-tier.js';
+
+const body = (bytes: number) => Buffer.alloc(bytes, 'x');
+
+void t.test(
+  'stays within maxBytes, evicting least recently used entries and counting them',
+  async (t) => {
+    const metrics = new GatewayMetrics({ defaultMetrics: false });
+    const l1 = new L1Cache(64 * 1024, metrics);
+    for (let i = 0; i < 100; i++)
+      l1.set(`k${i}`, makeEntry({ body: body(4096), gzip: null, br: null }));
+    t.ok(l1.bytes <= 64 * 1024, `within the bound (${l1.bytes} bytes)`);
+    t.ok(
+      l1.size < 16,
+      `fewer items than the bodies alone would allow, overhead counted (${l1.size})`,
+    );
+    t.equal(l1.get('k0'), undefined, 'the oldest was evicted');
+    t.ok(l1.get('k99'), 'the newest is held');
+    t.equal(
+      await metricValue(metrics, 'recgw_cache_evictions_total', { tier: 'l1' }),
+      100 - l1.size,
+    );
+    await metrics.scrape();
+    t.equal(await metricValue(metrics, 'recgw_cache_entries', { tier: 'l1' }), l1.size);
+    t.equal(await metricValue(metrics, 'recgw_cache_bytes', { tier: 'l1' }), l1.bytes);
+  },
+);
+
+void t.test(
+  'an entry larger than the whole bound is refused, not allowed to flush everything',
+  (t) => {
+    const l1 = new L1Cache(16 * 1024, new GatewayMetrics({ defaultMetrics: false }));
+    l1.set('small', makeEntry({ body: body(1024), gzip: null, br: null }));
+    l1.set('huge', makeEntry({ body: body(64 * 1024), gzip: null, br: null }));
+    t.equal(l1.get('huge'), undefined);
+    t.ok(l1.get('small'), 'the rest stays');
+    t.end();
+  },
+);
+
+void t.test('peek does not refresh recency (room for three items)', (t) => {
+  const l1 = new L1Cache(4800, new GatewayMetrics({ defaultMetrics: false }));
+  l1.set('a', makeEntry({ body: body(300), gzip: null, br: null }));
+  l1.set('b', makeEntry({ body: body(300), gzip: null, br: null }));
+  l1.peek('a');
+  t.ok(l1.peek('b'), 'b held');
+  l1.set('c', makeEntry({ body: body(300), gzip: null, br: null }));
+  l1.set('d', makeEntry({ body: body(300), gzip: null, br: null }));
+  t.equal(l1.peek('a'), undefined, 'a was still the least recently used');
+  t.end();
+});
