@@ -13,13 +13,13 @@ import type { Verdicts } from '../auth/verdicts.js';
 import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
-import type { Generations } from '../purge/generations.js';
 import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
 import type { L1Cache } from './l1/l1.js';
 import { entryState, isHit, type EntryState } from './entry/state.js';
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
-import type { SharedTier } from './shared-tier.js';
+import type { GenerationSource } from './generation-source.js';
+import type { L2Store } from './l2/store.js';
 import { ownKey, recordingValues, valuesAskedBy } from './entry/recording-values.js';
 import { Tiers } from './tiers.js';
 import { UrlGuard } from './resign.js';
@@ -27,8 +27,8 @@ import { UrlGuard } from './resign.js';
 /** Collaborators of the flow. */
 export interface ReadThroughDeps {
   readonly l1: L1Cache;
-  readonly l2: SharedTier | null;
-  readonly generations: Generations;
+  readonly l2: L2Store | null;
+  readonly generations: GenerationSource;
   readonly factory: EntryFactory;
   readonly verdicts: Verdicts;
   readonly settings: () => Settings;

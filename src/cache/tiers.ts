@@ -8,20 +8,20 @@ import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import type { CacheEntry, StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
-import type { Generations } from '../purge/generations.js';
 import type { Generation, ResourceKey } from './entry/keys.js';
 import type { L1Cache } from './l1/l1.js';
 import { L1Names } from './l1/names.js';
 import type { Lookup } from './lookup.js';
 import { ownKey, valuesAskedBy } from './entry/recording-values.js';
 import type { Settings } from './settings.js';
-import type { SharedTier } from './shared-tier.js';
+import type { GenerationSource } from './generation-source.js';
+import type { L2Store } from './l2/store.js';
 
 /** Collaborators of the tiers. */
 export interface TiersDeps {
   readonly l1: L1Cache;
-  readonly l2: SharedTier | null;
-  readonly generations: Generations;
+  readonly l2: L2Store | null;
+  readonly generations: GenerationSource;
   readonly factory: EntryFactory;
   readonly settings: () => Settings;
   readonly clock: Clock;

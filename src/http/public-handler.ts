@@ -28,7 +28,7 @@ import type { QuotaPolicy } from '../limits/gcra.js';
 import type { Quotas } from '../limits/quotas.js';
 import { setRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import { RequestLog, type RouteLabel } from '../observability/request-log.js';
+import { RequestLog, type RouteLabel } from './request-log.js';
 import { SpanKind, type RequestTrace } from '../tracing/request-trace.js';
 import type { Tracing } from '../tracing/tracing.js';
 import type { PageRequest, Upstream } from '../upstream/types.js';

@@ -10,7 +10,7 @@ import type { Generations } from './generations.js';
 import { linkKey, recordingKey, type Generation, type ResourceKey } from '../cache/entry/keys.js';
 import type { ReadThrough } from '../cache/read-through.js';
 import { ownKey } from '../cache/entry/recording-values.js';
-import type { SharedTier } from '../cache/shared-tier.js';
+import type { PurgeStore } from './store.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -23,7 +23,7 @@ export type PurgeScope =
 /** The purge service. */
 export class Purger {
   constructor(
-    private readonly l2: SharedTier | null,
+    private readonly l2: PurgeStore | null,
     private readonly generations: Generations,
     private readonly readThrough: ReadThrough,
   ) {

@@ -73,7 +73,7 @@ export async function waitShared(
   since = performance.now(),
 ): Promise<void> {
   await waitFor(
-    () => fleet.gateways.every((gw) => gw.app.l2?.up === true),
+    () => fleet.gateways.every((gw) => gw.app.redis?.up === true),
     timeoutMs,
     'every app connected to Redis',
   );

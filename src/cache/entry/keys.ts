@@ -27,6 +27,11 @@ export interface Generation {
   readonly epoch?: number;
 }
 
+/** True for a generation loaded from Redis (or local); false for `unknown`, under which Redis is neither read nor written. */
+export function isKnown(generation: Generation): boolean {
+  return generation.all >= 0;
+}
+
 /** The key of one list page. */
 export function listKey(pageNumber: number, pageSize: number): ResourceKey {
   return `l:${pageNumber}:${pageSize}` as ResourceKey;

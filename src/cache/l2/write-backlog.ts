@@ -4,7 +4,7 @@
  * in L1; once the LRU evicts it, no stale copy is left to serve when the upstream fails. The
  * backlog is bounded in entries and bytes (newest kept, oldest dropped), and entries past
  * their staleUntil are not replayed. Each write remembers the generation it was made under, so
- * the replay can drop those the workspace's generation has since left (see redis-tier.ts).
+ * the replay can drop those the workspace's generation has since left (see redis-store.ts).
  */
 import type { WorkspaceId } from '../../brands.js';
 import { payloadBytes, type StoredValue } from '../entry/entry.js';

@@ -59,7 +59,7 @@ void t.test(
 
     const cutAt = performance.now();
     link.cutLink();
-    await waitFor(() => a.app.l2?.up === false, 2000, 'A to lose Redis');
+    await waitFor(() => a.app.redis?.up === false, 2000, 'A to lose Redis');
     const from = upstream.nextFetch;
     for (const workspace of purged)
       t.equal(await purge(b, workspace), 200, `${workspace} purged through B`);
@@ -68,7 +68,7 @@ void t.test(
     );
     const restoredAt = performance.now();
     link.restore();
-    await waitFor(() => a.app.l2?.up === true, 10_000, 'A to reconnect');
+    await waitFor(() => a.app.redis?.up === true, 10_000, 'A to reconnect');
     const reconnectedAt = performance.now();
     await waitFor(() => a.app.generations.syncedAt >= restoredAt, 10_000, 'A to catch up');
     const caughtUp = performance.now() - reconnectedAt;
@@ -116,7 +116,7 @@ void t.test(
     const before = await servedFetch(a, path);
     t.equal(await servedFetch(a, path), before, 'an L1 hit');
     link.cutLink();
-    await waitFor(() => a.app.l2?.up === false, 2000, 'A to lose Redis');
+    await waitFor(() => a.app.redis?.up === false, 2000, 'A to lose Redis');
     const from = upstream.nextFetch;
     t.equal(await purge(b, 'acme'), 200);
     await new Promise((resolve) => setTimeout(resolve, 1_100));

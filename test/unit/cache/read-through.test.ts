@@ -13,7 +13,8 @@ import { vouchFor } from '../../../src/auth/verified-caller.js';
 import { CacheStatus } from '../../../src/cache/status.js';
 import { ReadThrough } from '../../../src/cache/read-through.js';
 import { makeSettings } from '../../../src/cache/settings.js';
-import type { SharedTier } from '../../../src/cache/shared-tier.js';
+import type { GenerationSource } from '../../../src/cache/generation-source.js';
+import type { L2Store } from '../../../src/cache/l2/store.js';
 import { configWith } from '../../../src/config/load.js';
 import { UpstreamError } from '../../../src/errors.js';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
@@ -27,19 +28,27 @@ const ACME = 'acme' as WorkspaceId;
 const GEN: Generation = { all: 1, list: 1 };
 const RECORDING = recordingFixture();
 
-function flow(cache: Record<string, unknown>, l2: SharedTier | null = null) {
+/** A workspace whose generation is GEN and stays so. */
+const steadyGeneration: GenerationSource = {
+  peek: () => GEN,
+  load: () => Promise.resolve(GEN),
+  isCurrent: () => true,
+};
+
+function flow(cache: Record<string, unknown>, l2: L2Store | null = null) {
   const clock = new FakeClock();
   const metrics = new GatewayMetrics({ defaultMetrics: false });
   const settings = makeSettings(configWith({ cache }), () => null);
-  const generations = new Generations({ shared: l2, maxWorkspaces: 100, maxLagMs: 60_000 });
-  // What the Purger does in the app: the tier's purge log keeps the table current.
-  l2?.onPurge(generations);
+  const generations =
+    l2 === null
+      ? new Generations({ shared: null, maxWorkspaces: 100, maxLagMs: 60_000 })
+      : steadyGeneration;
   const readThrough = new ReadThrough({
     l1: new L1Cache(1 << 20, metrics),
     l2,
     generations,
     factory: new EntryFactory(() => settings, metrics),
-    verdicts: new Verdicts(l2, metrics, () => ({ valid: 60_000, invalid: 60_000 })),
+    verdicts: new Verdicts(null, metrics, () => ({ valid: 60_000, invalid: 60_000 })),
     settings: () => settings,
     clock,
     metrics,
@@ -99,24 +108,16 @@ void t.test(
   },
 );
 
-/** A shared tier where another instance always holds the lock and never stores its result. */
-function heldLockTier(): { tier: SharedTier; gets: () => number } {
+/** An L2 store where another instance always holds the lock and never stores its result. */
+function heldLockTier(): { tier: L2Store; gets: () => number } {
   let gets = 0;
-  const tier: SharedTier = {
-    up: true,
+  const tier: L2Store = {
     get: () => {
       gets++;
       return Promise.resolve(undefined);
     },
     set: () => Promise.resolve(),
-    getVerdict: () => Promise.resolve(undefined),
-    setVerdict: () => Promise.resolve(),
     tryLock: () => Promise.resolve({ state: 'held' }),
-    loadGeneration: () => Promise.resolve(GEN),
-    purge: () => Promise.reject(new Error('not in this test')),
-    // The log was just read: generations are trusted.
-    onPurge: (listener) => listener.synced(performance.now()),
-    close: () => Promise.resolve(),
   };
   return { tier, gets: () => gets };
 }
