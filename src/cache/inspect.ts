@@ -6,6 +6,7 @@
 import type { WorkspaceId } from '../brands.js';
 import { payloadBytes, type CacheEntry } from './entry/entry.js';
 import { generationTag, type Generation, type ResourceKey } from './entry/keys.js';
+import { ageSeconds, freshSeconds } from './entry/state.js';
 import type { ReadThrough } from './read-through.js';
 
 /** One tier's answer: absent, or the entry's metadata. */
@@ -50,9 +51,9 @@ function describe(entry: CacheEntry, tag: string, now: number): EntryReport {
   return {
     status: entry.status,
     stored_at: iso(entry.storedAt),
-    age: Math.floor((now - entry.storedAt) / 1000),
-    // Floor, as Cache-Status' ttl does: a stale entry reads negative.
-    fresh_for: Math.floor((Math.min(entry.freshUntil, entry.urlDeadline) - now) / 1000),
+    age: ageSeconds(entry, now),
+    // As Cache-Status' ttl: a stale entry reads negative.
+    fresh_for: freshSeconds(entry, now),
     stale_until: iso(entry.staleUntil),
     bytes,
     encodings,
