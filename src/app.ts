@@ -19,6 +19,7 @@ import { ReadThrough } from './cache/read-through.js';
 import { RedisL2Store } from './cache/l2/redis-store.js';
 import { makeSettings, type Settings } from './cache/settings.js';
 import { StaleOnArrival } from './cache/entry/stale-on-arrival.js';
+import { Tiers } from './cache/tiers.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { restartOnlyChanges } from './config/restart-only.js';
@@ -59,6 +60,8 @@ export interface App {
   /** The Redis connection every shared store uses; null without Redis. */
   readonly redis: SharedRedis | null;
   readonly readThrough: ReadThrough;
+  /** L1 and L2 as one store, shared by the flow, the purger and inspection. */
+  readonly tiers: Tiers;
   /** Trace context and spans (tracing.*; restart-only). */
   readonly tracing: Tracing;
   /** Purges (POST /admin/purge without the HTTP). */
@@ -167,18 +170,27 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     metrics,
     new StaleOnArrival(logger.child({ component: 'cache' }), () => clock.now()),
   );
-  const readThrough = new ReadThrough({
+  const cacheLogger = logger.child({ component: 'cache' });
+  const tiers = new Tiers({
     l1,
     l2,
     generations,
+    factory,
+    settings: current,
+    clock,
+    logger: cacheLogger,
+  });
+  const readThrough = new ReadThrough({
+    tiers,
+    l2,
     factory,
     verdicts,
     settings: current,
     clock,
     metrics,
-    logger: logger.child({ component: 'cache' }),
+    logger: cacheLogger,
   });
-  const purger = new Purger(purgeStore, generations, readThrough);
+  const purger = new Purger(purgeStore, generations, tiers);
 
   const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
   const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));
@@ -239,13 +251,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       openApi: openApiJson(),
       listing: () => settings.config.listing,
       inspect: (workspace, key) =>
-        inspectCache(
-          readThrough,
-          () => (redis === null ? null : redis.up),
-          workspace,
-          key,
-          clock.now(),
-        ),
+        inspectCache(tiers, () => (redis === null ? null : redis.up), workspace, key, clock.now()),
       now: () => clock.now(),
     }),
   );
@@ -257,6 +263,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     l1,
     redis,
     readThrough,
+    tiers,
     tracing,
     purger,
     generations,

@@ -7,7 +7,7 @@ import type { WorkspaceId } from '../brands.js';
 import { payloadBytes, type CacheEntry } from './entry/entry.js';
 import { generationTag, type Generation, type ResourceKey } from './entry/keys.js';
 import { ageSeconds, freshSeconds } from './entry/state.js';
-import type { ReadThrough } from './read-through.js';
+import type { Tiers } from './tiers.js';
 
 /** One tier's answer: absent, or the entry's metadata. */
 export type TierReport = { present: false } | ({ present: true } & EntryReport);
@@ -70,19 +70,18 @@ function describe(entry: CacheEntry, tag: string, now: number): EntryReport {
  * `l2Up` says whether Redis answers, or null when there is no shared tier at all.
  */
 export async function inspectCache(
-  readThrough: ReadThrough,
+  tiers: Tiers,
   l2Up: () => boolean | null,
   workspace: WorkspaceId,
   key: ResourceKey,
   now: number,
 ): Promise<CacheReport> {
-  const generation = await readThrough.generation(workspace);
+  const generation = await tiers.generation(workspace);
   const tag = generationTag(key, generation);
   const report = (entry: CacheEntry | undefined): TierReport =>
     entry === undefined ? { present: false } : { present: true, ...describe(entry, tag, now) };
-  const l1 = report(readThrough.readL1(workspace, generation, key));
+  const l1 = report(tiers.readL1(workspace, generation, key));
   const up = l2Up();
-  const l2 =
-    up === null ? null : { ...report(await readThrough.readL2(workspace, generation, key)), up };
+  const l2 = up === null ? null : { ...report(await tiers.readL2(workspace, generation, key)), up };
   return { workspace, generation, tiers: { l1, l2 } };
 }

@@ -37,6 +37,16 @@ export class Tiers {
 
   constructor(private readonly deps: TiersDeps) {}
 
+  /** The workspace's generation when already known (the fast path), else undefined. */
+  peekGeneration(workspace: WorkspaceId): Generation | undefined {
+    return this.deps.generations.peek(workspace);
+  }
+
+  /** The generation of a workspace, loading it once from Redis when first seen. */
+  generation(workspace: WorkspaceId): Generation | Promise<Generation> {
+    return this.deps.generations.peek(workspace) ?? this.deps.generations.load(workspace);
+  }
+
   /** Upkeep on an L1 hit: encodings not made yet. */
   onL1Hit(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
     // Recordings of a list page are stored without encodings (most are never asked for on their

@@ -8,7 +8,7 @@
 import type { WorkspaceId } from '../brands.js';
 import type { Generations } from './generations.js';
 import { linkKey, recordingKey, type Generation, type ResourceKey } from '../cache/entry/keys.js';
-import type { ReadThrough } from '../cache/read-through.js';
+import type { Tiers } from '../cache/tiers.js';
 import { ownKey } from '../cache/entry/recording-values.js';
 import type { PurgeStore } from './store.js';
 
@@ -25,7 +25,7 @@ export class Purger {
   constructor(
     private readonly l2: PurgeStore | null,
     private readonly generations: Generations,
-    private readonly readThrough: ReadThrough,
+    private readonly tiers: Tiers,
   ) {
     // Every instance (this one included) forgets what the purge log names.
     l2?.onPurge(generations);
@@ -61,10 +61,10 @@ export class Purger {
   private async keysOf(workspace: WorkspaceId, id: string): Promise<ResourceKey[] | undefined> {
     const asked = recordingKey(id);
     const keys = new Set<ResourceKey>([asked]);
-    const generation = await this.readThrough.generation(workspace);
+    const generation = await this.tiers.generation(workspace);
     const entry =
-      this.readThrough.readL1(workspace, generation, asked) ??
-      (await this.readThrough.readL2(workspace, generation, asked));
+      this.tiers.readL1(workspace, generation, asked) ??
+      (await this.tiers.readL2(workspace, generation, asked));
     if (entry === undefined) return UUID.test(id) ? [...keys] : undefined;
     keys.add(ownKey(entry, asked));
     if (entry.linkId) keys.add(linkKey(entry.linkId));

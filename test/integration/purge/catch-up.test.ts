@@ -41,9 +41,7 @@ void t.test(
     const names = Array.from({ length: 10_000 }, (_, i) => `w${i}`);
     for (let i = 0; i < names.length; i += 1000) {
       await Promise.all(
-        names
-          .slice(i, i + 1000)
-          .map(async (name) => a.app.readThrough.generation(asWorkspaceId(name)!)),
+        names.slice(i, i + 1000).map(async (name) => a.app.tiers.generation(asWorkspaceId(name)!)),
       );
     }
     t.equal(a.app.generations.size, 10_000, 'A holds the generation of 10,000 workspaces');

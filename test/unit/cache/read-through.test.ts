@@ -12,6 +12,7 @@ import type { Lookup, VerifiedLookup } from '../../../src/cache/lookup.js';
 import { vouchFor } from '../../../src/auth/verified-caller.js';
 import { CacheStatus } from '../../../src/cache/status.js';
 import { ReadThrough } from '../../../src/cache/read-through.js';
+import { Tiers } from '../../../src/cache/tiers.js';
 import { makeSettings } from '../../../src/cache/settings.js';
 import type { GenerationSource } from '../../../src/cache/generation-source.js';
 import type { L2Store } from '../../../src/cache/l2/store.js';
@@ -43,16 +44,26 @@ function flow(cache: Record<string, unknown>, l2: L2Store | null = null) {
     l2 === null
       ? new Generations({ shared: null, maxWorkspaces: 100, maxLagMs: 60_000 })
       : steadyGeneration;
-  const readThrough = new ReadThrough({
+  const factory = new EntryFactory(() => settings, metrics);
+  const logger = pino({ level: 'silent' });
+  const tiers = new Tiers({
     l1: new L1Cache(1 << 20, metrics),
     l2,
     generations,
-    factory: new EntryFactory(() => settings, metrics),
+    factory,
+    settings: () => settings,
+    clock,
+    logger,
+  });
+  const readThrough = new ReadThrough({
+    tiers,
+    l2,
+    factory,
     verdicts: new Verdicts(null, metrics, () => ({ valid: 60_000, invalid: 60_000 })),
     settings: () => settings,
     clock,
     metrics,
-    logger: pino({ level: 'silent' }),
+    logger,
   });
   return { clock, metrics, readThrough };
 }
@@ -81,9 +92,8 @@ void t.test(
       staleWhileRevalidate: '0s',
       staleIfError: '10m',
     });
-    const generation = await readThrough.generation(ACME);
     const first = lookup(fromUpstream);
-    t.equal((await readThrough.serve(first, generation)).outcome, 'miss');
+    t.equal((await readThrough.serve(first)).outcome, 'miss');
     t.match(
       first.status,
       { l1: 'miss', l2: undefined, coalesced: false },
@@ -91,15 +101,15 @@ void t.test(
     );
     const second = lookup(fromUpstream);
     t.equal(
-      readThrough.hit(second, generation, clock.now())?.recordingId,
+      readThrough.hit(second, clock.now())?.recordingId,
       RECORDING.id,
       'then a hit on the fast path',
     );
     t.equal(second.status.l1, 'hit');
     clock.advance(120_000);
     const failing = lookup(() => Promise.reject(new UpstreamError('UPSTREAM_UNREACHABLE')));
-    t.equal(readThrough.hit(failing, generation, clock.now()), undefined, 'past fresh: not a hit');
-    t.equal((await readThrough.serve(failing, generation)).outcome, 'stale-error');
+    t.equal(readThrough.hit(failing, clock.now()), undefined, 'past fresh: not a hit');
+    t.equal((await readThrough.serve(failing)).outcome, 'stale-error');
     t.match(
       failing.status,
       { l1: 'miss', resign: 'none' },
@@ -132,10 +142,7 @@ void t.test(
     );
     let timer: NodeJS.Timeout | undefined;
     const stuck = new Promise<'stuck'>((resolve) => (timer = setTimeout(resolve, 2000, 'stuck')));
-    const served = await Promise.race([
-      readThrough.serve(lookup(fromUpstream), await readThrough.generation(ACME)),
-      stuck,
-    ]);
+    const served = await Promise.race([readThrough.serve(lookup(fromUpstream)), stuck]);
     clearTimeout(timer);
     t.not(served, 'stuck', 'the waiter stopped waiting');
     t.equal(served !== 'stuck' && served.outcome, 'miss', 'and fetched itself');
@@ -155,8 +162,8 @@ void t.test(
       );
     };
     const results = await Promise.all([
-      readThrough.prove(lookup(slow), GEN),
-      readThrough.prove(lookup(slow), GEN),
+      readThrough.prove(lookup(slow)),
+      readThrough.prove(lookup(slow)),
     ]);
     t.same(
       results.map((served) => served.outcome),
