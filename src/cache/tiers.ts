@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
-import type { CacheEntry, StoredValue } from './entry/entry.js';
+import { worthStoring, type CacheEntry, type StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
 import type { Generation, ResourceKey } from './entry/keys.js';
 import type { L1Cache } from './l1/l1.js';
@@ -75,7 +75,7 @@ export class Tiers {
     // A value that can never be served (every TTL and stale window 0: no caching asked for)
     // takes no L1 room, no Redis write and no compression. Coalescing does not need it stored.
     const now = this.deps.clock.now();
-    const values = stored.filter(([, value]) => value.staleUntil > now);
+    const values = stored.filter(([, value]) => worthStoring(value, now));
     if (values.length === 0) return;
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values)
@@ -133,6 +133,11 @@ export class Tiers {
     if (!this.deps.generations.isCurrent(workspace, generation)) return;
     for (const [k, value] of valuesAskedBy(entry, key))
       this.deps.l1.set(this.names.of(workspace, generation, k), value);
+  }
+
+  /** Drops values from L1 (a purge on an instance without Redis: Redis deletes its own copies). */
+  dropL1(workspace: WorkspaceId, generation: Generation, keys: readonly ResourceKey[]): void {
+    for (const key of keys) this.deps.l1.delete(this.names.of(workspace, generation, key));
   }
 
   /** Reads L1, following one alias hop. What the entry allows is entryState's to say. */
