@@ -3,7 +3,7 @@
  * strings and a few integers: no JSON work, no header object, one writeHead call.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { variantEtag, type CacheEntry } from '../cache/entry/entry.js';
+import { variantEtag, worthStoring, type CacheEntry } from '../cache/entry/entry.js';
 import type { Outcome } from '../cache/lookup.js';
 import { ageSeconds, freshSeconds } from '../cache/entry/state.js';
 import { errorBody, type GatewayError } from '../errors.js';
@@ -53,7 +53,7 @@ function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
       return `recgw; hit; ttl=${Math.min(-1, freshSeconds(entry, now))}`;
     case 'miss':
       // RFC 9211 §2.7: "stored" only when it was; an answer no TTL keeps is not (tiers.ts).
-      return entry.staleUntil > now ? 'recgw; fwd=miss; stored' : 'recgw; fwd=miss';
+      return worthStoring(entry, now) ? 'recgw; fwd=miss; stored' : 'recgw; fwd=miss';
     case 'collapsed':
       return 'recgw; fwd=miss; collapsed';
     case 'stale-error':

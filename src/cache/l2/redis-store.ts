@@ -11,7 +11,7 @@ import { generationKey } from '../../redis/key-layout.js';
 import { defineScript, type ScriptRunner } from '../../redis/script.js';
 import type { SharedRedis } from '../../redis/shared-redis.js';
 import { decodeStored, encodeStored } from '../entry/codec.js';
-import type { StoredValue } from '../entry/entry.js';
+import { worthStoring, type StoredValue } from '../entry/entry.js';
 import { isKnown, type Generation, type ResourceKey } from '../entry/keys.js';
 import { CHECKED_SET_SCRIPT } from './checked-set-script.js';
 import { l2Key, lockKey } from './keys.js';
@@ -71,9 +71,8 @@ export class RedisL2Store implements L2Store {
   ): Promise<void> {
     if (!isKnown(generation)) return;
     const now = this.#clock.now();
-    // Values already past their staleUntil would only be served as errors-of-the-past: skip them.
     const writes = values
-      .filter(([, value]) => value.staleUntil > now)
+      .filter(([, value]) => worthStoring(value, now))
       .map(([key, value]) => ({
         name: l2Key(this.#redis.prefix, workspace, generation, key),
         workspace,

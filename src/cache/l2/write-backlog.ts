@@ -7,7 +7,7 @@
  * the replay can drop those the workspace's generation has since left (see redis-store.ts).
  */
 import type { WorkspaceId } from '../../brands.js';
-import { payloadBytes, type StoredValue } from '../entry/entry.js';
+import { payloadBytes, worthStoring, type StoredValue } from '../entry/entry.js';
 import type { Generation, ResourceKey } from '../entry/keys.js';
 
 /** One postponed write: the full Redis key, what it was built from, and its value. */
@@ -59,7 +59,8 @@ export class WriteBacklog {
   /** Takes every write still worth making at `now`, emptying the backlog. */
   drain(now: number): PendingWrite[] {
     const writes: PendingWrite[] = [];
-    for (const write of this.pending.values()) if (write.value.staleUntil > now) writes.push(write);
+    for (const write of this.pending.values())
+      if (worthStoring(write.value, now)) writes.push(write);
     this.pending.clear();
     this.bytes = 0;
     return writes;
