@@ -180,19 +180,18 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     clock,
     logger: cacheLogger,
   });
+  const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
   const readThrough = new ReadThrough({
     tiers,
     l2,
     factory,
-    verdicts,
+    keyLearned: (lookup, valid) => keys.learned(lookup, valid, clock.now()),
     settings: current,
     clock,
-    metrics,
     logger: cacheLogger,
   });
   const purger = new Purger(purgeStore, generations, tiers);
 
-  const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
   const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));
   const quotas = new Quotas({
     store: redis && new RedisQuotaStore(redis),

@@ -8,8 +8,6 @@ import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import { GatewayError, KeyRefused, UpstreamError } from '../errors.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import type { Verdicts } from '../auth/verdicts.js';
 import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
@@ -29,10 +27,13 @@ export interface ReadThroughDeps {
   /** The fetch locks of cache.distributedLock; null without Redis. */
   readonly l2: L2Store | null;
   readonly factory: EntryFactory;
-  readonly verdicts: Verdicts;
+  /**
+   * What the upstream said of a request's key, once per fetch: the auth side records it (the
+   * flow keeps no verdicts and counts no metrics).
+   */
+  readonly keyLearned: (lookup: Lookup, valid: boolean) => void;
   readonly settings: () => Settings;
   readonly clock: Clock;
-  readonly metrics: GatewayMetrics;
   readonly logger: Logger;
 }
 
@@ -112,8 +113,7 @@ export class ReadThrough {
   async prove(lookup: Lookup): Promise<Served> {
     const generation = await this.tiers.generation(lookup.workspace);
     return this.ownFetch(lookup, generation, undefined, () => {
-      this.deps.verdicts.record(lookup.workspace, lookup.keyHash, true, this.deps.clock.now());
-      this.deps.metrics.authResults.inc({ source: 'upstream', result: 'valid' });
+      this.deps.keyLearned(lookup, true);
     });
   }
 
@@ -265,7 +265,7 @@ export class ReadThrough {
     generation: Generation,
     fallback: CacheEntry | undefined,
   ): Promise<Served> {
-    const { verdicts, factory, clock, metrics } = this.deps;
+    const { factory, clock } = this.deps;
     let answer;
     try {
       answer = await lookup.fetch(lookup.apiKey);
@@ -274,8 +274,7 @@ export class ReadThrough {
     }
     const now = clock.now();
     if (answer.status === 401) {
-      verdicts.record(lookup.workspace, lookup.keyHash, false, now);
-      metrics.authResults.inc({ source: 'upstream', result: 'invalid' });
+      this.deps.keyLearned(lookup, false);
       throw new KeyRefused(lookup.keyHash);
     }
     if (answer.status === 404) {

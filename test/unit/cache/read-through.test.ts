@@ -2,7 +2,6 @@
 import t from 'tap';
 import { pino } from 'pino';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { Verdicts } from '../../../src/auth/verdicts.js';
 import { hashKey } from '../../../src/auth/key-hash.js';
 import { EntryFactory } from '../../../src/cache/entry/factory.js';
 import { Generations } from '../../../src/purge/generations.js';
@@ -59,10 +58,10 @@ function flow(cache: Record<string, unknown>, l2: L2Store | null = null) {
     tiers,
     l2,
     factory,
-    verdicts: new Verdicts(null, metrics, () => ({ valid: 60_000, invalid: 60_000 })),
+    keyLearned: (_lookup, valid) =>
+      metrics.authResults.inc({ source: 'upstream', result: valid ? 'valid' : 'invalid' }),
     settings: () => settings,
     clock,
-    metrics,
     logger,
   });
   return { clock, metrics, readThrough };
