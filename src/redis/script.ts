@@ -3,9 +3,9 @@
  * (EVAL) and its SHA-1 after (EVALSHA), and answers a NOSCRIPT (a node restarted, failed over or
  * flushed with SCRIPT FLUSH) by sending it again with EVAL. NOSCRIPT means the script did not
  * run, so the repeat cannot apply it twice. In a Cluster the command goes to the node of its
- * first key, like any other.
+ * first key, like any other, but never auto-pipelined there (see below).
  */
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 
 /** Runs a defined script: `numKeys` keys first in `args`, then its arguments. */
 export type ScriptRunner = (
@@ -19,6 +19,9 @@ export type ScriptRunner = (
  */
 export function defineScript(client: Redis | Cluster, name: string, lua: string): ScriptRunner {
   client.defineCommand(name, { lua });
+  // As connection.ts does for EVAL and EVALSHA: auto-pipelined scripts of workspaces on
+  // different masters end up in one batch, which a Cluster refuses whole. Each goes on its own.
+  if (client instanceof Cluster) client.options.autoPipeliningIgnoredCommands?.push(name);
   // defineCommand adds the method at run time; its type cannot say so.
   const command = (client as unknown as Record<string, ScriptRunner>)[name]!;
   return (numKeys, ...args) => command.call(client, numKeys, ...args);
