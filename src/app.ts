@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { FailedKeyLimiter } from './auth/failed-key-limiter.js';
 import { KeyCheck } from './auth/key-check.js';
 import { StaticKeys } from './auth/static-keys.js';
+import { RedisVerdictStore } from './auth/redis-verdict-store.js';
 import { Verdicts } from './auth/verdicts.js';
 import { EntryFactory } from './cache/entry/factory.js';
 import { Generations } from './purge/generations.js';
@@ -15,10 +16,10 @@ import { L1Cache } from './cache/l1/l1.js';
 import { Purger } from './purge/purger.js';
 import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
-import { createRedisTier } from './cache/l2/redis-tier.js';
+import { RedisL2Store } from './cache/l2/redis-store.js';
 import { makeSettings, type Settings } from './cache/settings.js';
 import { StaleOnArrival } from './cache/entry/stale-on-arrival.js';
-import type { SharedTier } from './cache/shared-tier.js';
+import { Tiers } from './cache/tiers.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { restartOnlyChanges } from './config/restart-only.js';
@@ -28,6 +29,9 @@ import { clientErrorListener } from './http/client-error.js';
 import { draining, drainWait, stopListening, type DrainWait } from './http/drain.js';
 import { PublicHandler } from './http/public-handler.js';
 import { Quotas } from './limits/quotas.js';
+import { RedisQuotaStore } from './limits/redis-quota-store.js';
+import { RedisPurgeStore } from './purge/redis-store.js';
+import { SharedRedis } from './redis/shared-redis.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { openApiJson } from './openapi/document.js';
 import { createSigner } from './signing/create-signer.js';
@@ -42,8 +46,8 @@ export interface AppDeps {
   readonly clock?: Clock;
   readonly metrics?: GatewayMetrics;
   readonly upstream?: Upstream;
-  /** A shared tier to use instead of one built from cache.redis / REDIS_URL; null forces L1 only. */
-  readonly sharedTier?: SharedTier | null;
+  /** null: no Redis whatever cache.redis / REDIS_URL say (L1 only). */
+  readonly redis?: null;
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -53,10 +57,15 @@ export interface App {
   readonly admin: Server;
   readonly metrics: GatewayMetrics;
   readonly l1: L1Cache;
-  readonly l2: SharedTier | null;
+  /** The Redis connection every shared store uses; null without Redis. */
+  readonly redis: SharedRedis | null;
   readonly readThrough: ReadThrough;
+  /** L1 and L2 as one store, shared by the flow, the purger and inspection. */
+  readonly tiers: Tiers;
   /** Trace context and spans (tracing.*; restart-only). */
   readonly tracing: Tracing;
+  /** Purges (POST /admin/purge without the HTTP). */
+  readonly purger: Purger;
   /** The purge generations this instance holds (tests and benchmarks watch its sync). */
   readonly generations: Generations;
   /** The settings in force (config plus derived values). */
@@ -109,27 +118,36 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       clock,
       ...(key === undefined ? {} : { serviceKey: key }),
     });
+  const redisLogger = logger.child({ component: 'redis' });
+  const redis =
+    deps.redis !== null &&
+    (initial.cache.redis.url !== null || initial.cache.redis.nodes.length > 0)
+      ? new SharedRedis(initial.cache.redis, { metrics, logger: redisLogger })
+      : null;
+  const purgeStore =
+    redis &&
+    new RedisPurgeStore(redis, {
+      metrics,
+      logger: redisLogger,
+      purgeLog: {
+        logLength: initial.cache.purge.logLength,
+        pollInterval: initial.cache.purge.pollInterval,
+      },
+    });
   const l2 =
-    deps.sharedTier !== undefined
-      ? deps.sharedTier
-      : initial.cache.redis.url !== null || initial.cache.redis.nodes.length > 0
-        ? createRedisTier(initial.cache.redis, {
-            metrics,
-            logger: logger.child({ component: 'redis' }),
-            clock,
-            purgeLog: {
-              logLength: initial.cache.purge.logLength,
-              pollInterval: initial.cache.purge.pollInterval,
-            },
-          })
-        : null;
+    redis &&
+    purgeStore &&
+    new RedisL2Store(redis, {
+      clock,
+      onForeignGeneration: (workspace) => purgeStore.forget(workspace),
+    });
   const l1 = new L1Cache(initial.cache.l1.maxBytes, metrics);
   const generations = new Generations({
-    shared: l2,
+    shared: purgeStore,
     maxWorkspaces: initial.cache.purge.maxWorkspaces,
     maxLagMs: initial.cache.purge.maxLag,
   });
-  const verdicts = new Verdicts(l2, metrics, () => ({
+  const verdicts = new Verdicts(redis && new RedisVerdictStore(redis), metrics, () => ({
     valid: settings.config.auth.validTtl,
     invalid: settings.config.auth.invalidTtl,
   }));
@@ -152,23 +170,31 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     metrics,
     new StaleOnArrival(logger.child({ component: 'cache' }), () => clock.now()),
   );
-  const readThrough = new ReadThrough({
+  const cacheLogger = logger.child({ component: 'cache' });
+  const tiers = new Tiers({
     l1,
     l2,
     generations,
     factory,
-    verdicts,
     settings: current,
     clock,
-    metrics,
-    logger: logger.child({ component: 'cache' }),
+    logger: cacheLogger,
   });
-  const purger = new Purger(l2, generations, readThrough);
-
   const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
+  const readThrough = new ReadThrough({
+    tiers,
+    l2,
+    factory,
+    keyLearned: (lookup, valid) => keys.learned(lookup, valid, clock.now()),
+    settings: current,
+    clock,
+    logger: cacheLogger,
+  });
+  const purger = new Purger(purgeStore, generations, tiers);
+
   const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));
   const quotas = new Quotas({
-    l2,
+    store: redis && new RedisQuotaStore(redis),
     clock,
     metrics,
     maxLocalKeys: initial.limits.perKey.maxLocalKeys,
@@ -217,14 +243,14 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     adminHandler({
       metrics,
       purger,
-      l2,
+      l2: redis,
       logger: logger.child({ component: 'admin' }),
       tokenHash: () => tokenHash,
       ready: () => ready,
       openApi: openApiJson(),
       listing: () => settings.config.listing,
       inspect: (workspace, key) =>
-        inspectCache(readThrough, () => (l2 === null ? null : l2.up), workspace, key, clock.now()),
+        inspectCache(tiers, () => (redis === null ? null : redis.up), workspace, key, clock.now()),
       now: () => clock.now(),
     }),
   );
@@ -234,9 +260,11 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     admin,
     metrics,
     l1,
-    l2,
+    redis,
     readThrough,
+    tiers,
     tracing,
+    purger,
     generations,
     settings: current,
     reload(config) {
@@ -315,7 +343,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     admin.closeAllConnections();
     // Spans still queued are exported last: they include the requests just drained.
     await endsBefore(
-      Promise.all([adminClosed, l2?.close()]).then(() => tracing.close()),
+      Promise.all([adminClosed, redis?.close()]).then(() => tracing.close()),
       deadline,
     );
   }

@@ -6,16 +6,17 @@
  * instance); per instance while Redis cannot answer, or without it.
  */
 import type { KeyHash, WorkspaceId } from '../brands.js';
-import type { SharedTier } from '../cache/shared-tier.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { QuotaDecision, QuotaPolicy } from './gcra.js';
 import { LocalQuotas } from './local-quotas.js';
+import type { QuotaStore } from './quota-store.js';
 
 /** Collaborators of the quotas. */
 export interface QuotasDeps {
-  readonly l2: SharedTier | null;
+  /** The fleet's quota store (Redis); null counts per instance only. */
+  readonly store: QuotaStore | null;
   readonly clock: Clock;
   readonly metrics: GatewayMetrics;
   /** limits.perKey.maxLocalKeys: keys tracked per instance while counting locally. */
@@ -63,9 +64,7 @@ export class Quotas {
     policy: QuotaPolicy,
   ): Promise<QuotaDecision> {
     const shared =
-      this.deps.l2?.quota === undefined
-        ? undefined
-        : await this.deps.l2.quota(workspace, keyHash, policy);
+      this.deps.store === null ? undefined : await this.deps.store.take(workspace, keyHash, policy);
     const decision =
       shared ?? this.local.take(`${workspace}\n${keyHash}`, this.deps.clock.now(), policy);
     this.counted[shared === undefined ? 'local' : 'redis'][

@@ -2,7 +2,7 @@
  * One workspace's recordings, serialized once at start: each recording is kept as the JSON text
  * before and after its transcoded_url, so answering a request is string joins plus signing.
  */
-import type { Recording } from '../recording.js';
+import { UUID, type Recording } from '../recording.js';
 import { mediaPath } from './data.js';
 
 /** Signs the media path of one recording at response time. */
@@ -15,7 +15,6 @@ interface Fragment {
   media: string | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MARKER = '"transcoded_url":null';
 
 /** The serialized recordings of a workspace plus the id and link-code index. */

@@ -24,7 +24,7 @@ void t.test('bursts of exactly the quota through Redis', async (t) => {
   ): Promise<Array<number | false | undefined>> => {
     const key = randomBytes(32).toString('hex') as KeyHash;
     const decisions = await Promise.all(
-      Array.from({ length: count }, () => tier.quota!(ACME, key, policy)),
+      Array.from({ length: count }, () => tier.quota(ACME, key, policy)),
     );
     return decisions.map((decision) => decision && (decision.allowed ? decision.remaining : false));
   };
@@ -76,8 +76,8 @@ void t.test('a TAT stored by an earlier version (whole ms) is read as such', asy
   const [full, idle] = ['c', 'd'].map((c) => c.repeat(64) as KeyHash) as [KeyHash, KeyHash];
   await raw.set(quotaKey(redis.keyPrefix, ACME, full), String(Date.now() + 60_000), 'PX', 60_000);
   await raw.set(quotaKey(redis.keyPrefix, ACME, idle), String(Date.now() - 1_000), 'PX', 60_000);
-  t.equal((await tier.quota!(ACME, full, policy))?.allowed, false, 'a whole window ahead: refused');
-  t.equal((await tier.quota!(ACME, idle, policy))?.remaining, 6, 'in the past: a whole quota');
+  t.equal((await tier.quota(ACME, full, policy))?.allowed, false, 'a whole window ahead: refused');
+  t.equal((await tier.quota(ACME, idle, policy))?.remaining, 6, 'in the past: a whole quota');
   t.match(
     await raw.get(quotaKey(redis.keyPrefix, ACME, idle)),
     /^\d+ \d+ 7$/,

@@ -46,7 +46,7 @@ void t.test('local quotas keep one state per key and forget the least recently s
 
 void t.test('policies: none by default; the default quota; a workspace override by name', (t) => {
   const quotas = new Quotas({
-    l2: null,
+    store: null,
     clock: { now: () => 0 },
     metrics: new GatewayMetrics({ defaultMetrics: false }),
     maxLocalKeys: 10,
