@@ -154,6 +154,7 @@ export const configSchema = z
       }),
       maxResponseBytes: bytes,
       connectionsPerOrigin: z.number().int().min(1),
+      cacheControl: z.enum(['ignore', 'honor']),
     }),
     cache: z.strictObject({
       l1: z.strictObject({ maxBytes: bytes }),
