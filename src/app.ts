@@ -123,7 +123,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
             },
           })
         : null;
-  const l1 = new L1Cache(initial.cache.l1.maxBytes, metrics);
+  const l1 = new L1Cache(initial.cache.l1.maxBytes, metrics, initial.cache.l1.policy);
   const generations = new Generations({
     shared: l2,
     maxWorkspaces: initial.cache.purge.maxWorkspaces,

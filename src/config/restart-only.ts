@@ -19,6 +19,7 @@ export const RESTART_ONLY_KEYS: readonly string[] = [
   'admin.host',
   'upstream',
   'cache.l1.maxBytes',
+  'cache.l1.policy',
   'cache.redis',
   'auth.failedKeyLimit.maxClients',
   'metrics.workspaceLabel',

@@ -156,7 +156,7 @@ export const configSchema = z
       connectionsPerOrigin: z.number().int().min(1),
     }),
     cache: z.strictObject({
-      l1: z.strictObject({ maxBytes: bytes }),
+      l1: z.strictObject({ maxBytes: bytes, policy: z.enum(['lru', 's3-fifo']) }),
       redis: z.strictObject({
         url: nullableString,
         mode: z.enum(['standalone', 'sentinel', 'cluster']),

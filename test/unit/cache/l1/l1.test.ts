@@ -53,3 +53,23 @@ void t.test('peek does not refresh recency (room for three items)', (t) => {
   t.equal(l1.peek('a'), undefined, 'a was still the least recently used');
   t.end();
 });
+
+void t.test(
+  's3-fifo: within maxBytes with overhead counted, and a sweep of one-time keys leaves the repeated ones',
+  (t) => {
+    const l1 = new L1Cache(64 * 1024, new GatewayMetrics({ defaultMetrics: false }), 's3-fifo');
+    for (let round = 0; round < 3; round++)
+      for (let i = 0; i < 8; i++) {
+        if (l1.get(`hot${i}`) === undefined)
+          l1.set(`hot${i}`, makeEntry({ body: body(1024), gzip: null, br: null }));
+      }
+    for (let i = 0; i < 200; i++) {
+      l1.set(`cold${i}`, makeEntry({ body: body(1024), gzip: null, br: null }));
+      t.ok(l1.bytes <= 64 * 1024, `within the bound after ${i} (${l1.bytes} bytes)`);
+    }
+    for (let i = 0; i < 8; i++) t.ok(l1.peek(`hot${i}`), `hot${i} held through the sweep`);
+    l1.delete('hot3');
+    t.equal(l1.get('hot3'), undefined, 'deleted means gone');
+    t.end();
+  },
+);
