@@ -16,6 +16,7 @@ import { l1Key, linkKey, uuidKey, type ResourceKey } from '../src/cache/entry/ke
 import { valuesAskedBy } from '../src/cache/entry/recording-values.js';
 import type { WorkspaceId } from '../src/brands.js';
 import { GatewayMetrics } from '../src/observability/metrics.js';
+import { configWith } from '../src/config/load.js';
 
 /** Recordings per trace and requests per trace (the issue's external run used the same). */
 const RECORDINGS = 20_000;
@@ -459,15 +460,26 @@ function printTable(result: CaseResult, label: string): void {
 const metrics = new GatewayMetrics({ defaultMetrics: false });
 /** The L1 under a policy. */
 export const l1Under =
-  (policy: L1Policy): L1Factory =>
+  (policy: L1Policy, tenantShare: number | null = null): L1Factory =>
   (maxBytes) =>
-    new L1Cache(maxBytes, metrics, policy);
+    new L1Cache(maxBytes, metrics, policy, tenantShare);
 /** Plain LRU. */
 export const lruL1 = l1Under('lru');
+/** The L1 as config/default.yaml configures it. */
+export function defaultL1(): { label: string; make: L1Factory } {
+  const { policy, tenantShare } = configWith({}).cache.l1;
+  return { label: policy, make: l1Under(policy, tenantShare) };
+}
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = Date.now();
-  const policy = (process.env['L1_POLICY'] ?? 's3-fifo') as L1Policy;
-  printTable(traceReplayCase({ label: policy, make: l1Under(policy) }, lruL1), policy);
+  // L1_POLICY and L1_TENANT_SHARE (a number, or `none`) override the defaults.
+  const defaults = configWith({}).cache.l1;
+  const policy = (process.env['L1_POLICY'] ?? defaults.policy) as L1Policy;
+  const share = process.env['L1_TENANT_SHARE'];
+  const tenantShare =
+    share === undefined ? defaults.tenantShare : share === 'none' ? null : Number(share);
+  const make = l1Under(policy, tenantShare);
+  printTable(traceReplayCase({ label: policy, make }, lruL1), policy);
   process.stdout.write(`(${Math.round((Date.now() - started) / 100) / 10} s)\n`);
 }

@@ -123,7 +123,12 @@ export function buildApp(initial: Config, deps: AppDeps): App {
             },
           })
         : null;
-  const l1 = new L1Cache(initial.cache.l1.maxBytes, metrics, initial.cache.l1.policy);
+  const l1 = new L1Cache(
+    initial.cache.l1.maxBytes,
+    metrics,
+    initial.cache.l1.policy,
+    initial.cache.l1.tenantShare,
+  );
   const generations = new Generations({
     shared: l2,
     maxWorkspaces: initial.cache.purge.maxWorkspaces,

@@ -20,6 +20,7 @@ export const RESTART_ONLY_KEYS: readonly string[] = [
   'upstream',
   'cache.l1.maxBytes',
   'cache.l1.policy',
+  'cache.l1.tenantShare',
   'cache.redis',
   'auth.failedKeyLimit.maxClients',
   'metrics.workspaceLabel',

@@ -156,7 +156,11 @@ export const configSchema = z
       connectionsPerOrigin: z.number().int().min(1),
     }),
     cache: z.strictObject({
-      l1: z.strictObject({ maxBytes: bytes, policy: z.enum(['lru', 's3-fifo']) }),
+      l1: z.strictObject({
+        maxBytes: bytes,
+        policy: z.enum(['lru', 's3-fifo']),
+        tenantShare: z.number().min(0).max(1),
+      }),
       redis: z.strictObject({
         url: nullableString,
         mode: z.enum(['standalone', 'sentinel', 'cluster']),

@@ -29,6 +29,12 @@ function sizeOf(value: StoredValue, key: string): number {
   return ENTRY_OVERHEAD + key.length + payloadBytes(value);
 }
 
+/** The workspace an L1 key (keys.ts#l1Key) belongs to: its text before the first line break. */
+function workspaceOf(key: string): string {
+  const end = key.indexOf('\n');
+  return end === -1 ? key : key.slice(0, end);
+}
+
 /** Segments of a sixteenth of the bound, between 64 KiB and SEGMENT_BYTES: a small L1 does not reserve a whole one. */
 function segmentBytesFor(maxBytes: number): number {
   return Math.min(SEGMENT_BYTES, Math.max(64 * 1024, Math.floor(maxBytes / 16)));
@@ -40,7 +46,16 @@ export class L1Cache {
   /** The entries' bytes (byte-arena.ts); aliases have none. */
   private readonly arena: ByteArena;
 
-  constructor(maxBytes: number, metrics: GatewayMetrics, policy: L1Policy = 'lru') {
+  /**
+   * `tenantShare` (cache.l1.tenantShare, S3-FIFO only): the fraction of the bound one workspace
+   * may hold beyond its fair share before its misses evict its own entries first; null: no shares.
+   */
+  constructor(
+    maxBytes: number,
+    metrics: GatewayMetrics,
+    policy: L1Policy = 'lru',
+    tenantShare: number | null = null,
+  ) {
     const evictions = metrics.cacheEvictions.labels({ tier: 'l1' });
     const options: StoreOptions<StoredValue> = {
       maxBytes,
@@ -50,7 +65,13 @@ export class L1Cache {
         if (reason === 'evict') evictions.inc();
       },
     };
-    this.store = policy === 's3-fifo' ? new S3FifoStore(options) : new LruStore(options);
+    this.store =
+      policy === 's3-fifo'
+        ? new S3FifoStore(
+            options,
+            tenantShare === null ? null : { tenantOf: workspaceOf, share: tenantShare },
+          )
+        : new LruStore(options);
     this.arena = new ByteArena((key) => {
       const value = this.store.peek(key);
       return value?.kind === 'entry' ? value : undefined;

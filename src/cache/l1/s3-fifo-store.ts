@@ -12,6 +12,14 @@
  */
 import type { BoundedStore, Disposal, StoreOptions } from './store.js';
 
+/** Tenant shares (cache.l1.tenantShare): who owns a key, and how far past a fair share it may go. */
+export interface TenantShares {
+  /** The tenant (workspace) a key belongs to. */
+  readonly tenantOf: (key: string) => string;
+  /** Fraction of the bound a tenant may hold beyond its fair share (bound / tenants holding items). */
+  readonly share: number;
+}
+
 /** Share of the bytes the small queue may hold before it is evicted from first. */
 const SMALL_SHARE = 0.1;
 /** Uses remembered per item: an item in main survives that many passes of the tail. */
@@ -26,6 +34,10 @@ const GHOST_ENTRY_BYTES = 24;
 
 interface Node<V> {
   readonly key: string;
+  readonly tenant: Tenant<V> | null;
+  /** The tenant's own FIFO, oldest at its tail. */
+  tenantOlder: Node<V> | null;
+  tenantNewer: Node<V> | null;
   value: V;
   size: number;
   freq: number;
@@ -34,6 +46,14 @@ interface Node<V> {
   older: Node<V> | null;
   /** Towards the head (newer). */
   newer: Node<V> | null;
+}
+
+/** A tenant's bytes and its items in insertion order; dropped when it holds nothing. */
+interface Tenant<V> {
+  readonly name: string;
+  bytes: number;
+  head: Node<V> | null;
+  tail: Node<V> | null;
 }
 
 /** A FIFO of nodes: insert at the head, evict from the tail, unlink anywhere. */
@@ -103,8 +123,13 @@ export class S3FifoStore<V> implements BoundedStore<V> {
   /** Bytes items may take: the bound less the ghost's reservation. */
   private readonly room: number;
   private readonly smallRoom: number;
+  /** Tenants holding items: never more entries than items held. */
+  private readonly tenants = new Map<string, Tenant<V>>();
 
-  constructor(private readonly options: StoreOptions<V>) {
+  constructor(
+    private readonly options: StoreOptions<V>,
+    private readonly shares: TenantShares | null = null,
+  ) {
     const max = Math.max(options.maxBytes, 1);
     const slots = Math.floor(max / GHOST_SLOT_BYTES);
     this.ghost = new Ghost(slots);
@@ -135,15 +160,29 @@ export class S3FifoStore<V> implements BoundedStore<V> {
       const queue = node.main ? this.main : this.small;
       const old = node.value;
       queue.bytes += size - node.size;
+      if (node.tenant !== null) node.tenant.bytes += size - node.size;
       node.size = size;
       node.value = value;
       if (node.freq < MAX_FREQ) node.freq++;
       if (old !== value) this.options.dispose(old, key, 'set');
-      this.makeRoom(0, node);
+      this.makeRoom(0, node, node.tenant);
       return this.nodes.get(key) === node;
     }
-    this.makeRoom(size, null);
-    const fresh: Node<V> = { key, value, size, freq: 0, main: false, older: null, newer: null };
+    const tenant = this.tenantFor(key);
+    this.makeRoom(size, null, tenant);
+    const fresh: Node<V> = {
+      key,
+      tenant,
+      tenantOlder: null,
+      tenantNewer: null,
+      value,
+      size,
+      freq: 0,
+      main: false,
+      older: null,
+      newer: null,
+    };
+    if (tenant !== null) this.joinTenant(tenant, fresh);
     if (this.ghost.take(hashOf(key))) {
       fresh.main = true;
       this.main.push(fresh);
@@ -165,9 +204,61 @@ export class S3FifoStore<V> implements BoundedStore<V> {
     return this.small.bytes + this.main.bytes + this.ghost.capacity * GHOST_ENTRY_BYTES;
   }
 
-  /** Evicts until `incoming` more bytes fit, sparing `keep` (an item just resized). */
-  private makeRoom(incoming: number, keep: Node<V> | null): void {
+  /** The tenant record for a key about to be stored (a new one enters the map with its first item). */
+  private tenantFor(key: string): Tenant<V> | null {
+    if (this.shares === null) return null;
+    const name = this.shares.tenantOf(key);
+    return this.tenants.get(name) ?? { name, bytes: 0, head: null, tail: null };
+  }
+
+  private joinTenant(tenant: Tenant<V>, node: Node<V>): void {
+    // Entered in the map with its first item (it may have lost its last one to makeRoom).
+    if (tenant.head === null) this.tenants.set(tenant.name, tenant);
+    node.tenantOlder = tenant.head;
+    if (tenant.head !== null) tenant.head.tenantNewer = node;
+    tenant.head = node;
+    if (tenant.tail === null) tenant.tail = node;
+    tenant.bytes += node.size;
+  }
+
+  private leaveTenant(node: Node<V>): void {
+    const tenant = node.tenant;
+    if (tenant === null) return;
+    if (node.tenantOlder !== null) node.tenantOlder.tenantNewer = node.tenantNewer;
+    else tenant.tail = node.tenantNewer;
+    if (node.tenantNewer !== null) node.tenantNewer.tenantOlder = node.tenantOlder;
+    else tenant.head = node.tenantOlder;
+    node.tenantOlder = node.tenantNewer = null;
+    tenant.bytes -= node.size;
+    if (tenant.head === null) this.tenants.delete(tenant.name);
+  }
+
+  /**
+   * True when `tenant`, holding `incoming` more bytes, would be past its fair share (the room over
+   * the tenants holding items, itself included) plus the configured fraction of the room.
+   */
+  private pastShare(tenant: Tenant<V>, incoming: number): boolean {
+    const holding = this.tenants.size + (tenant.head === null ? 1 : 0);
+    const cap = this.room / holding + this.shares!.share * this.room;
+    return tenant.bytes + incoming > cap;
+  }
+
+  /**
+   * Evicts until `incoming` more bytes fit, sparing `keep` (an item just resized). A tenant past
+   * its share pays with its own oldest items first, so its misses do not push out the items of
+   * tenants within theirs.
+   */
+  private makeRoom(incoming: number, keep: Node<V> | null, tenant: Tenant<V> | null): void {
     while (this.small.bytes + this.main.bytes + incoming > this.room) {
+      if (tenant !== null && tenant.tail !== null && this.pastShare(tenant, incoming)) {
+        let own: Node<V> | null = tenant.tail;
+        if (own === keep) own = own.tenantNewer;
+        if (own !== null) {
+          this.ghost.add(hashOf(own.key));
+          this.remove(own, 'evict');
+          continue;
+        }
+      }
       // From small when it is over its share, or when main holds nothing else to give.
       const mainSpent =
         this.main.tail === null || (this.main.tail === keep && this.main.head === keep);
@@ -190,6 +281,7 @@ export class S3FifoStore<V> implements BoundedStore<V> {
     }
     this.ghost.add(hashOf(node.key));
     this.nodes.delete(node.key);
+    this.leaveTenant(node);
     this.options.dispose(node.value, node.key, 'evict');
   }
 
@@ -202,12 +294,14 @@ export class S3FifoStore<V> implements BoundedStore<V> {
       return;
     }
     this.nodes.delete(node.key);
+    this.leaveTenant(node);
     this.options.dispose(node.value, node.key, 'evict');
   }
 
   private remove(node: Node<V>, reason: Disposal): void {
     (node.main ? this.main : this.small).unlink(node);
     this.nodes.delete(node.key);
+    this.leaveTenant(node);
     this.options.dispose(node.value, node.key, reason);
   }
 }

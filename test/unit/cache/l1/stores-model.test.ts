@@ -36,6 +36,11 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 const policies: Array<[string, (options: StoreOptions<Value>) => BoundedStore<Value>]> = [
   ['lru', (options) => new LruStore(options)],
   ['s3-fifo', (options) => new S3FifoStore(options)],
+  [
+    's3-fifo with tenant shares',
+    (options) =>
+      new S3FifoStore(options, { tenantOf: (key) => String(Number(key.slice(1)) % 3), share: 0.2 }),
+  ],
 ];
 
 for (const [name, make] of policies)
