@@ -141,7 +141,12 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       clock,
       onForeignGeneration: (workspace) => purgeStore.forget(workspace),
     });
-  const l1 = new L1Cache(initial.cache.l1.maxBytes, metrics);
+  const l1 = new L1Cache(
+    initial.cache.l1.maxBytes,
+    metrics,
+    initial.cache.l1.policy,
+    initial.cache.l1.tenantShare,
+  );
   const generations = new Generations({
     shared: purgeStore,
     maxWorkspaces: initial.cache.purge.maxWorkspaces,
