@@ -16,7 +16,7 @@ import { quotaCase } from './quota-case.js';
 import { host, markdown, type CaseResult } from './report.js';
 import { lazyRedis, type Bench } from './setup.js';
 import { workersCase } from './workers-case.js';
-import { configuredL1, lruL1, traceReplayCase } from './trace-replay-case.js';
+import { defaultL1, lruL1, traceReplayCase } from './trace-replay-case.js';
 import { zipfCase } from './zipf-case.js';
 
 const CASES: Record<string, (b: Bench) => Promise<CaseResult>> = {
@@ -29,7 +29,7 @@ const CASES: Record<string, (b: Bench) => Promise<CaseResult>> = {
   quota: quotaCase,
   workers: workersCase,
   'trace-replay': () => {
-    const replay = traceReplayCase({ label: 'configured', make: configuredL1 }, lruL1);
+    const replay = traceReplayCase(defaultL1(), lruL1);
     return Promise.resolve({
       name: replay.name,
       question: 'hit ratios of the L1 on replayed traces, beside plain LRU and the optimum',

@@ -3,12 +3,12 @@
  * It never listens (main.ts and tests do), and it holds no module-level state, so several apps
  * can run in one process, each with its own metrics registry.
  */
-import type { QuotaStore } from './limits/quota-store.js';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { FailedKeyLimiter } from './auth/failed-key-limiter.js';
 import { KeyCheck } from './auth/key-check.js';
 import { StaticKeys } from './auth/static-keys.js';
+import { RedisVerdictStore } from './auth/redis-verdict-store.js';
 import { Verdicts } from './auth/verdicts.js';
 import { EntryFactory } from './cache/entry/factory.js';
 import { Generations } from './purge/generations.js';
@@ -16,10 +16,10 @@ import { L1Cache } from './cache/l1/l1.js';
 import { Purger } from './purge/purger.js';
 import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
-import { createRedisTier } from './cache/l2/redis-tier.js';
+import { RedisL2Store } from './cache/l2/redis-store.js';
 import { makeSettings, type Settings } from './cache/settings.js';
 import { StaleOnArrival } from './cache/entry/stale-on-arrival.js';
-import type { SharedTier } from './cache/shared-tier.js';
+import { Tiers } from './cache/tiers.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { restartOnlyChanges } from './config/restart-only.js';
@@ -28,7 +28,11 @@ import { adminHandler, hashToken } from './http/admin-handler.js';
 import { clientErrorListener } from './http/client-error.js';
 import { draining, drainWait, stopListening, type DrainWait } from './http/drain.js';
 import { PublicHandler } from './http/public-handler.js';
+import type { QuotaStore } from './limits/quota-store.js';
 import { Quotas } from './limits/quotas.js';
+import { RedisQuotaStore } from './limits/redis-quota-store.js';
+import { RedisPurgeStore } from './purge/redis-store.js';
+import { SharedRedis } from './redis/shared-redis.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { openApiJson } from './openapi/document.js';
 import { createSigner } from './signing/create-signer.js';
@@ -43,8 +47,8 @@ export interface AppDeps {
   readonly clock?: Clock;
   readonly metrics?: GatewayMetrics;
   readonly upstream?: Upstream;
-  /** A shared tier to use instead of one built from cache.redis / REDIS_URL; null forces L1 only. */
-  readonly sharedTier?: SharedTier | null;
+  /** null: no Redis whatever cache.redis / REDIS_URL say (L1 only). */
+  readonly redis?: null;
   readonly env?: NodeJS.ProcessEnv;
   /** Where quotas are counted when there is no Redis (a worker: its primary). */
   readonly quotaStore?: QuotaStore;
@@ -56,10 +60,15 @@ export interface App {
   readonly admin: Server;
   readonly metrics: GatewayMetrics;
   readonly l1: L1Cache;
-  readonly l2: SharedTier | null;
+  /** The Redis connection every shared store uses; null without Redis. */
+  readonly redis: SharedRedis | null;
   readonly readThrough: ReadThrough;
+  /** L1 and L2 as one store, shared by the flow, the purger and inspection. */
+  readonly tiers: Tiers;
   /** Trace context and spans (tracing.*; restart-only). */
   readonly tracing: Tracing;
+  /** Purges (POST /admin/purge without the HTTP). */
+  readonly purger: Purger;
   /** The purge generations this instance holds (tests and benchmarks watch its sync). */
   readonly generations: Generations;
   /** The settings in force (config plus derived values). */
@@ -112,27 +121,41 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       clock,
       ...(key === undefined ? {} : { serviceKey: key }),
     });
+  const redisLogger = logger.child({ component: 'redis' });
+  const redis =
+    deps.redis !== null &&
+    (initial.cache.redis.url !== null || initial.cache.redis.nodes.length > 0)
+      ? new SharedRedis(initial.cache.redis, { metrics, logger: redisLogger })
+      : null;
+  const purgeStore =
+    redis &&
+    new RedisPurgeStore(redis, {
+      metrics,
+      logger: redisLogger,
+      purgeLog: {
+        logLength: initial.cache.purge.logLength,
+        pollInterval: initial.cache.purge.pollInterval,
+      },
+    });
   const l2 =
-    deps.sharedTier !== undefined
-      ? deps.sharedTier
-      : initial.cache.redis.url !== null || initial.cache.redis.nodes.length > 0
-        ? createRedisTier(initial.cache.redis, {
-            metrics,
-            logger: logger.child({ component: 'redis' }),
-            clock,
-            purgeLog: {
-              logLength: initial.cache.purge.logLength,
-              pollInterval: initial.cache.purge.pollInterval,
-            },
-          })
-        : null;
-  const l1 = new L1Cache(initial.cache.l1.maxBytes, metrics);
+    redis &&
+    purgeStore &&
+    new RedisL2Store(redis, {
+      clock,
+      onForeignGeneration: (workspace) => purgeStore.forget(workspace),
+    });
+  const l1 = new L1Cache(
+    initial.cache.l1.maxBytes,
+    metrics,
+    initial.cache.l1.policy,
+    initial.cache.l1.tenantShare,
+  );
   const generations = new Generations({
-    shared: l2,
+    shared: purgeStore,
     maxWorkspaces: initial.cache.purge.maxWorkspaces,
     maxLagMs: initial.cache.purge.maxLag,
   });
-  const verdicts = new Verdicts(l2, metrics, () => ({
+  const verdicts = new Verdicts(redis && new RedisVerdictStore(redis), metrics, () => ({
     valid: settings.config.auth.validTtl,
     invalid: settings.config.auth.invalidTtl,
   }));
@@ -155,23 +178,32 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     metrics,
     new StaleOnArrival(logger.child({ component: 'cache' }), () => clock.now()),
   );
-  const readThrough = new ReadThrough({
+  const cacheLogger = logger.child({ component: 'cache' });
+  const tiers = new Tiers({
     l1,
     l2,
     generations,
     factory,
-    verdicts,
     settings: current,
     clock,
-    metrics,
-    logger: logger.child({ component: 'cache' }),
+    logger: cacheLogger,
   });
-  const purger = new Purger(l2, generations, readThrough);
-
   const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
+  const readThrough = new ReadThrough({
+    tiers,
+    l2,
+    factory,
+    keyLearned: (lookup, valid) => keys.learned(lookup, valid, clock.now()),
+    settings: current,
+    clock,
+    logger: cacheLogger,
+  });
+  const purger = new Purger(purgeStore, generations, tiers);
+
   const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));
   const quotas = new Quotas({
-    store: l2 !== null && l2.quota !== undefined ? (l2 as QuotaStore) : (deps.quotaStore ?? null),
+    // Without Redis a worker counts in its primary (deps.quotaStore), so quotas hold across workers.
+    store: redis === null ? (deps.quotaStore ?? null) : new RedisQuotaStore(redis),
     clock,
     metrics,
     maxLocalKeys: initial.limits.perKey.maxLocalKeys,
@@ -220,14 +252,14 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     adminHandler({
       metrics,
       purger,
-      l2,
+      l2: redis,
       logger: logger.child({ component: 'admin' }),
       tokenHash: () => tokenHash,
       ready: () => ready,
       openApi: openApiJson(),
       listing: () => settings.config.listing,
       inspect: (workspace, key) =>
-        inspectCache(readThrough, () => (l2 === null ? null : l2.up), workspace, key, clock.now()),
+        inspectCache(tiers, () => (redis === null ? null : redis.up), workspace, key, clock.now()),
       now: () => clock.now(),
     }),
   );
@@ -237,9 +269,11 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     admin,
     metrics,
     l1,
-    l2,
+    redis,
     readThrough,
+    tiers,
     tracing,
+    purger,
     generations,
     settings: current,
     reload(config) {
@@ -318,7 +352,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     admin.closeAllConnections();
     // Spans still queued are exported last: they include the requests just drained.
     await endsBefore(
-      Promise.all([adminClosed, l2?.close()]).then(() => tracing.close()),
+      Promise.all([adminClosed, redis?.close()]).then(() => tracing.close()),
       deadline,
     );
   }

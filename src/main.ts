@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   ]);
   app.markReady();
   logger.info(
-    { public: publicAddress, admin: adminAddress, redis: app.l2 !== null },
+    { public: publicAddress, admin: adminAddress, redis: app.redis !== null },
     cluster.isWorker ? 'worker listening' : 'listening',
   );
   void flushLogger(logger);

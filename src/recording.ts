@@ -1,4 +1,10 @@
-/** The Recordings Read API's resource shapes (spec: Recording, Tag, Pagination). */
+/** The Recordings Read API's resource shapes (spec: Recording, Tag, Pagination), and the shapes of its ids. */
+
+/** A recording's id: a UUID (RFC 9562 §4: 8-4-4-4-12 hex digits), in either case. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A recording's public link code. A UUID fits it too: UUID-shaped text is always taken as a UUID. */
+export const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** A tag on a recording. */
 export interface Tag {

@@ -101,6 +101,15 @@ export class KeyCheck {
     return undefined;
   }
 
+  /**
+   * Records what the upstream said of a key (a 200 or 404 proves it, a 401 refuses it), once
+   * per upstream fetch, in both verdict tiers.
+   */
+  learned(caller: Pick<Caller, 'workspace' | 'keyHash'>, valid: boolean, now: number): void {
+    this.deps.verdicts.record(caller.workspace, caller.keyHash, valid, now);
+    this.deps.metrics.authResults.inc({ source: 'upstream', result: valid ? 'valid' : 'invalid' });
+  }
+
   /** Counts a failure the upstream reported (its 401 for an unverified key). */
   failed(address: string, now: number): void {
     this.deps.limiter.fail(address, now);

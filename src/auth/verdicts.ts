@@ -7,8 +7,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { KeyHash, WorkspaceId } from '../brands.js';
-import type { SharedTier } from '../cache/shared-tier.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { VerdictStore } from './verdict-store.js';
 
 interface Verdict {
   readonly workspace: WorkspaceId;
@@ -37,7 +37,7 @@ export class Verdicts {
   });
 
   constructor(
-    private readonly shared: SharedTier | null,
+    private readonly shared: VerdictStore | null,
     private readonly metrics: GatewayMetrics,
     private readonly ttl: () => { valid: number; invalid: number },
   ) {}
@@ -49,14 +49,14 @@ export class Verdicts {
     return undefined;
   }
 
-  /** The shared-tier verdict (copied into L1), or undefined. */
+  /** The shared store's verdict (copied into L1), or undefined. */
   async lookupShared(
     workspace: WorkspaceId,
     keyHash: KeyHash,
     now: number,
   ): Promise<boolean | undefined> {
     if (this.shared === null) return undefined;
-    const valid = await this.shared.getVerdict(workspace, keyHash);
+    const valid = await this.shared.get(workspace, keyHash);
     if (valid === undefined) return undefined;
     this.metrics.authResults.inc({ source: 'l2', result: valid ? 'valid' : 'invalid' });
     const ttl = this.ttl();
@@ -73,7 +73,7 @@ export class Verdicts {
     const ttl = this.ttl();
     const lifetime = valid ? ttl.valid : ttl.invalid;
     this.store(workspace, keyHash, valid, now + lifetime);
-    if (this.shared !== null) void this.shared.setVerdict(workspace, keyHash, valid, lifetime);
+    if (this.shared !== null) void this.shared.set(workspace, keyHash, valid, lifetime);
   }
 
   /** Puts the workspace's verdict first in the key's chain, replacing its old one. */

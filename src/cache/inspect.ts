@@ -6,7 +6,8 @@
 import type { WorkspaceId } from '../brands.js';
 import { payloadBytes, type CacheEntry } from './entry/entry.js';
 import { generationTag, type Generation, type ResourceKey } from './entry/keys.js';
-import type { ReadThrough } from './read-through.js';
+import { ageSeconds, freshSeconds } from './entry/state.js';
+import type { Tiers } from './tiers.js';
 
 /** One tier's answer: absent, or the entry's metadata. */
 export type TierReport = { present: false } | ({ present: true } & EntryReport);
@@ -50,9 +51,9 @@ function describe(entry: CacheEntry, tag: string, now: number): EntryReport {
   return {
     status: entry.status,
     stored_at: iso(entry.storedAt),
-    age: Math.floor((now - entry.storedAt) / 1000),
-    // Floor, as Cache-Status' ttl does: a stale entry reads negative.
-    fresh_for: Math.floor((Math.min(entry.freshUntil, entry.urlDeadline) - now) / 1000),
+    age: ageSeconds(entry, now),
+    // As Cache-Status' ttl: a stale entry reads negative.
+    fresh_for: freshSeconds(entry, now),
     stale_until: iso(entry.staleUntil),
     bytes,
     encodings,
@@ -69,19 +70,18 @@ function describe(entry: CacheEntry, tag: string, now: number): EntryReport {
  * `l2Up` says whether Redis answers, or null when there is no shared tier at all.
  */
 export async function inspectCache(
-  readThrough: ReadThrough,
+  tiers: Tiers,
   l2Up: () => boolean | null,
   workspace: WorkspaceId,
   key: ResourceKey,
   now: number,
 ): Promise<CacheReport> {
-  const generation = await readThrough.generation(workspace);
+  const generation = await tiers.generation(workspace);
   const tag = generationTag(key, generation);
   const report = (entry: CacheEntry | undefined): TierReport =>
     entry === undefined ? { present: false } : { present: true, ...describe(entry, tag, now) };
-  const l1 = report(readThrough.readL1(workspace, generation, key));
+  const l1 = report(tiers.readL1(workspace, generation, key));
   const up = l2Up();
-  const l2 =
-    up === null ? null : { ...report(await readThrough.readL2(workspace, generation, key)), up };
+  const l2 = up === null ? null : { ...report(await tiers.readL2(workspace, generation, key)), up };
   return { workspace, generation, tiers: { l1, l2 } };
 }

@@ -8,32 +8,32 @@ import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import { GatewayError, KeyRefused, UpstreamError } from '../errors.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import type { Verdicts } from '../auth/verdicts.js';
 import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
-import type { Generations } from '../purge/generations.js';
 import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
-import type { L1Cache } from './l1/l1.js';
 import { entryState, isHit, type EntryState } from './entry/state.js';
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
-import type { SharedTier } from './shared-tier.js';
+import type { L2Store } from './l2/store.js';
 import { ownKey, recordingValues, valuesAskedBy } from './entry/recording-values.js';
-import { Tiers } from './tiers.js';
+import type { Tiers } from './tiers.js';
 import { UrlGuard } from './resign.js';
 
 /** Collaborators of the flow. */
 export interface ReadThroughDeps {
-  readonly l1: L1Cache;
-  readonly l2: SharedTier | null;
-  readonly generations: Generations;
+  /** L1 and L2 as one store (app.ts builds it and shares it with the purger and inspection). */
+  readonly tiers: Tiers;
+  /** The fetch locks of cache.distributedLock; null without Redis. */
+  readonly l2: L2Store | null;
   readonly factory: EntryFactory;
-  readonly verdicts: Verdicts;
+  /**
+   * What the upstream said of a request's key, once per fetch: the auth side records it (the
+   * flow keeps no verdicts and counts no metrics).
+   */
+  readonly keyLearned: (lookup: Lookup, valid: boolean) => void;
   readonly settings: () => Settings;
   readonly clock: Clock;
-  readonly metrics: GatewayMetrics;
   readonly logger: Logger;
 }
 
@@ -48,23 +48,20 @@ export class ReadThrough {
   private readonly urls: UrlGuard;
 
   constructor(private readonly deps: ReadThroughDeps) {
-    this.tiers = new Tiers(deps);
+    this.tiers = deps.tiers;
     this.urls = new UrlGuard({
       ...deps,
       store: (workspace, generation, values) => this.tiers.store(workspace, generation, values),
     });
   }
 
-  /** The generation of a workspace, loading it once from Redis when first seen. */
-  generation(workspace: WorkspaceId): Generation | Promise<Generation> {
-    return this.deps.generations.peek(workspace) ?? this.deps.generations.load(workspace);
-  }
-
   /**
-   * The synchronous fast path: a fresh L1 entry for a verified key, or undefined. No promise,
-   * no allocation beyond the key string: most requests end here.
+   * The synchronous fast path: a fresh L1 entry for a verified key under the workspace's known
+   * generation, or undefined. No promise, no allocation beyond the key string: most requests end here.
    */
-  hit(lookup: VerifiedLookup, generation: Generation, now: number): CacheEntry | undefined {
+  hit(lookup: VerifiedLookup, now: number): CacheEntry | undefined {
+    const generation = this.tiers.peekGeneration(lookup.workspace);
+    if (generation === undefined) return undefined;
     const entry = this.readL1(lookup.workspace, generation, lookup.key);
     if (entry === undefined) return undefined;
     const state = entryState(entry, now, this.deps.settings(), lookup.workspace);
@@ -75,8 +72,16 @@ export class ReadThrough {
     return entry;
   }
 
-  /** The full flow for anything the fast path did not answer. */
-  async serve(lookup: VerifiedLookup, generation: Generation): Promise<Served> {
+  /**
+   * The full flow for anything the fast path did not answer. The generation is taken before
+   * anything is fetched: a purge heard after that refuses what this request stores.
+   */
+  async serve(lookup: VerifiedLookup): Promise<Served> {
+    const generation = await this.tiers.generation(lookup.workspace);
+    return this.serveUnder(lookup, generation);
+  }
+
+  private async serveUnder(lookup: VerifiedLookup, generation: Generation): Promise<Served> {
     // L1: fresh → hit; stale within stale-while-revalidate → serve it, refresh once behind it.
     const span = lookup.trace?.child('cache.l1 lookup');
     const fallback = this.readL1(lookup.workspace, generation, lookup.key);
@@ -110,10 +115,10 @@ export class ReadThrough {
    * the cache, nor from a fetch made with another key. A 200 or a 404 proves the key: the
    * upstream checks the key before it looks anything up.
    */
-  prove(lookup: Lookup, generation: Generation): Promise<Served> {
+  async prove(lookup: Lookup): Promise<Served> {
+    const generation = await this.tiers.generation(lookup.workspace);
     return this.ownFetch(lookup, generation, undefined, () => {
-      this.deps.verdicts.record(lookup.workspace, lookup.keyHash, true, this.deps.clock.now());
-      this.deps.metrics.authResults.inc({ source: 'upstream', result: 'valid' });
+      this.deps.keyLearned(lookup, true);
     });
   }
 
@@ -266,7 +271,7 @@ export class ReadThrough {
     generation: Generation,
     fallback: CacheEntry | undefined,
   ): Promise<Served> {
-    const { verdicts, factory, clock, metrics } = this.deps;
+    const { factory, clock } = this.deps;
     let answer;
     try {
       answer = await lookup.fetch(lookup.apiKey);
@@ -275,8 +280,7 @@ export class ReadThrough {
     }
     const now = clock.now();
     if (answer.status === 401) {
-      verdicts.record(lookup.workspace, lookup.keyHash, false, now);
-      metrics.authResults.inc({ source: 'upstream', result: 'invalid' });
+      this.deps.keyLearned(lookup, false);
       throw new KeyRefused(lookup.keyHash);
     }
     if (answer.status === 404) {
@@ -344,13 +348,15 @@ export class ReadThrough {
     );
   }
 
-  /** Reads L1, following one alias hop (see Tiers.readL1). */
-  readL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey): CacheEntry | undefined {
+  private readL1(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+  ): CacheEntry | undefined {
     return this.tiers.readL1(workspace, generation, key);
   }
 
-  /** Reads L2, following one alias hop (see Tiers.readL2). */
-  readL2(
+  private readL2(
     workspace: WorkspaceId,
     generation: Generation,
     key: ResourceKey,
@@ -358,8 +364,7 @@ export class ReadThrough {
     return this.tiers.readL2(workspace, generation, key);
   }
 
-  /** Stores values in both tiers (see Tiers.store). */
-  store(
+  private store(
     workspace: WorkspaceId,
     generation: Generation,
     values: ReadonlyArray<readonly [ResourceKey, StoredValue]>,

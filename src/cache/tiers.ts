@@ -6,22 +6,22 @@
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
-import type { CacheEntry, StoredValue } from './entry/entry.js';
+import { worthStoring, type CacheEntry, type StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
-import type { Generations } from '../purge/generations.js';
 import type { Generation, ResourceKey } from './entry/keys.js';
 import type { L1Cache } from './l1/l1.js';
 import { L1Names } from './l1/names.js';
 import type { Lookup } from './lookup.js';
 import { ownKey, valuesAskedBy } from './entry/recording-values.js';
 import type { Settings } from './settings.js';
-import type { SharedTier } from './shared-tier.js';
+import type { GenerationSource } from './generation-source.js';
+import type { L2Store } from './l2/store.js';
 
 /** Collaborators of the tiers. */
 export interface TiersDeps {
   readonly l1: L1Cache;
-  readonly l2: SharedTier | null;
-  readonly generations: Generations;
+  readonly l2: L2Store | null;
+  readonly generations: GenerationSource;
   readonly factory: EntryFactory;
   readonly settings: () => Settings;
   readonly clock: Clock;
@@ -36,6 +36,16 @@ export class Tiers {
   private readonly names = new L1Names();
 
   constructor(private readonly deps: TiersDeps) {}
+
+  /** The workspace's generation when already known (the fast path), else undefined. */
+  peekGeneration(workspace: WorkspaceId): Generation | undefined {
+    return this.deps.generations.peek(workspace);
+  }
+
+  /** The generation of a workspace, loading it once from Redis when first seen. */
+  generation(workspace: WorkspaceId): Generation | Promise<Generation> {
+    return this.deps.generations.peek(workspace) ?? this.deps.generations.load(workspace);
+  }
 
   /** Upkeep on an L1 hit: encodings not made yet. */
   onL1Hit(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
@@ -65,7 +75,7 @@ export class Tiers {
     // A value that can never be served (every TTL and stale window 0: no caching asked for)
     // takes no L1 room, no Redis write and no compression. Coalescing does not need it stored.
     const now = this.deps.clock.now();
-    const values = stored.filter(([, value]) => value.staleUntil > now);
+    const values = stored.filter(([, value]) => worthStoring(value, now));
     if (values.length === 0) return;
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values)
@@ -123,6 +133,11 @@ export class Tiers {
     if (!this.deps.generations.isCurrent(workspace, generation)) return;
     for (const [k, value] of valuesAskedBy(entry, key))
       this.deps.l1.set(this.names.of(workspace, generation, k), value);
+  }
+
+  /** Drops values from L1 (a purge on an instance without Redis: Redis deletes its own copies). */
+  dropL1(workspace: WorkspaceId, generation: Generation, keys: readonly ResourceKey[]): void {
+    for (const key of keys) this.deps.l1.delete(this.names.of(workspace, generation, key));
   }
 
   /** Reads L1, following one alias hop. What the entry allows is entryState's to say. */

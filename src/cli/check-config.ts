@@ -37,7 +37,7 @@ export async function checkConfigCommand(
       // What main.ts does next, short of listening: files named by the config are read here.
       const app = buildApp(config, {
         logger: pino({ level: 'silent' }),
-        sharedTier: null,
+        redis: null,
         env: checked,
       });
       await app.close();

@@ -26,7 +26,7 @@ export class PrimaryQuotaStore implements QuotaStore {
     return process.connected;
   }
 
-  quota(
+  reserve(
     workspace: WorkspaceId,
     keyHash: KeyHash,
     policy: QuotaPolicy,

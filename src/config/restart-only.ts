@@ -19,6 +19,8 @@ export const RESTART_ONLY_KEYS: readonly string[] = [
   'admin.host',
   'upstream',
   'cache.l1.maxBytes',
+  'cache.l1.policy',
+  'cache.l1.tenantShare',
   'cache.redis',
   'auth.failedKeyLimit.maxClients',
   'metrics.workspaceLabel',

@@ -154,9 +154,14 @@ export const configSchema = z
       }),
       maxResponseBytes: bytes,
       connectionsPerOrigin: z.number().int().min(1),
+      cacheControl: z.enum(['ignore', 'honor']),
     }),
     cache: z.strictObject({
-      l1: z.strictObject({ maxBytes: bytes }),
+      l1: z.strictObject({
+        maxBytes: bytes,
+        policy: z.enum(['lru', 's3-fifo']),
+        tenantShare: z.number().min(0).max(1),
+      }),
       redis: z.strictObject({
         url: nullableString,
         mode: z.enum(['standalone', 'sentinel', 'cluster']),

@@ -10,7 +10,7 @@ import type { PageLimits } from './request/paging.js';
 import type { CacheReport } from '../cache/inspect.js';
 import type { ResourceKey } from '../cache/entry/keys.js';
 import type { PurgeScope, Purger } from '../purge/purger.js';
-import type { SharedTier } from '../cache/shared-tier.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { WorkspaceId } from '../brands.js';
 import { parseCacheQuery } from './request/admin-cache-query.js';
@@ -23,7 +23,8 @@ const MAX_PURGE_BODY = 4096;
 export interface AdminDeps {
   readonly metrics: GatewayMetrics;
   readonly purger: Purger;
-  readonly l2: SharedTier | null;
+  /** Redis's health for /readyz; null when none is configured. */
+  readonly l2: Pick<SharedRedis, 'up' | 'full'> | null;
   readonly logger: Logger;
   /** The admin token's SHA-256, or null when purge is off. */
   readonly tokenHash: () => Buffer | null;
@@ -209,13 +210,7 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       const ready = deps.ready();
       // Full (writes refused, reads answered) is told apart from down: L2 still serves what it holds.
       const redis =
-        deps.l2 === null
-          ? 'not-configured'
-          : !deps.l2.up
-            ? 'down'
-            : deps.l2.full === true
-              ? 'full'
-              : 'up';
+        deps.l2 === null ? 'not-configured' : !deps.l2.up ? 'down' : deps.l2.full ? 'full' : 'up';
       // Redis down or full is degraded, not unready: the gateway still answers from L1 and the upstream.
       const degraded = redis === 'down' || redis === 'full';
       return send(res, ready ? 200 : 503, {

@@ -19,7 +19,7 @@ import type { WorkspaceId } from '../brands.js';
 import { ConnectionKeyHashes } from '../auth/key-hash.js';
 import type { CacheEntry } from '../cache/entry/entry.js';
 import type { Settings } from '../cache/settings.js';
-import type { Generation, ResourceKey } from '../cache/entry/keys.js';
+import type { ResourceKey } from '../cache/entry/keys.js';
 import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
@@ -28,7 +28,7 @@ import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
 import type { Quotas } from '../limits/quotas.js';
 import { setRateLimitHeaders } from '../limits/rate-limit-headers.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import { RequestLog, type RouteLabel } from '../observability/request-log.js';
+import { RequestLog, type RouteLabel } from './request-log.js';
 import { SpanKind, type RequestTrace } from '../tracing/request-trace.js';
 import type { Tracing } from '../tracing/tracing.js';
 import type { PageRequest, Upstream } from '../upstream/types.js';
@@ -197,24 +197,19 @@ export class PublicHandler {
       );
       trace.lookup = lookup;
       const verified = this.deps.keys.known(lookup, config.auth.mode, now);
-      const generation = this.deps.readThrough.generation(workspace);
       // With a quota in force, a request decided now (from its key's lease, or counted here)
-      // may still take the fast path; one whose count must wait for Redis cannot.
+      // may still take the fast path; one whose count must wait for its store cannot.
       const quota = this.deps.quotas.policyFor(workspace, config);
       const decided =
         quota === null
           ? undefined
           : this.deps.quotas.decide(lookup.workspace, lookup.keyHash, quota);
-      if (
-        verified !== undefined &&
-        (quota === null || decided !== undefined) &&
-        !(generation instanceof Promise)
-      ) {
+      if (verified !== undefined && (quota === null || decided !== undefined)) {
         // The fast path: a verified key and a fresh L1 entry. Nothing here awaits.
         if (quota !== null) applyQuota(res, quota, decided!);
         lookup.trace = trace.span;
         const l1Started = trace.span === null ? 0 : performance.now();
-        const entry = this.deps.readThrough.hit(verified, generation, now);
+        const entry = this.deps.readThrough.hit(verified, now);
         if (entry !== undefined) {
           // Recorded only for a hit: a miss here is looked up again (and recorded) by serve().
           trace.span?.child('cache.l1 lookup', SpanKind.INTERNAL, L1_HIT, l1Started).end();
@@ -223,7 +218,7 @@ export class PublicHandler {
           return;
         }
       }
-      void this.serveSlow(req, res, trace, lookup, verified, generation, quota, decided);
+      void this.serveSlow(req, res, trace, lookup, verified, quota, decided);
     } catch (error) {
       this.fail(req, res, trace, error);
     }
@@ -236,7 +231,6 @@ export class PublicHandler {
     trace: Trace,
     lookup: ResourceLookup,
     peeked: (ResourceLookup & VerifiedCaller) | undefined,
-    generationOrLoad: Generation | Promise<Generation>,
     quota: QuotaPolicy | null,
     decided: QuotaDecision | undefined,
   ): Promise<void> {
@@ -253,14 +247,13 @@ export class PublicHandler {
       // Without recorded spans a client's traceparent is still passed on; read only off the fast path.
       trace.span ??= this.deps.tracing.carry(req.headers);
       lookup.trace = trace.span;
-      const generation = await generationOrLoad;
       const verified = peeked ?? (await this.deps.keys.resolve(lookup, this.deps.clock.now()));
       let served;
       try {
         served =
           verified !== undefined
-            ? await this.deps.readThrough.serve(verified, generation)
-            : await this.deps.readThrough.prove(lookup, generation);
+            ? await this.deps.readThrough.serve(verified)
+            : await this.deps.readThrough.prove(lookup);
       } catch (error) {
         // Only the address whose own key was refused is charged.
         if (error instanceof KeyRefused && error.keyHash === lookup.keyHash)

@@ -3,8 +3,9 @@
  * strings and a few integers: no JSON work, no header object, one writeHead call.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { variantEtag, type CacheEntry } from '../cache/entry/entry.js';
+import { variantEtag, worthStoring, type CacheEntry } from '../cache/entry/entry.js';
 import type { Outcome } from '../cache/lookup.js';
+import { ageSeconds, freshSeconds } from '../cache/entry/state.js';
 import { errorBody, type GatewayError } from '../errors.js';
 import { CodingMemo } from './encoding.js';
 
@@ -47,16 +48,16 @@ export interface ResponseContext {
 function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
   switch (outcome) {
     case 'hit':
-      return `recgw; hit; ttl=${Math.floor((entry.freshUntil - now) / 1000)}`;
+      return `recgw; hit; ttl=${freshSeconds(entry, now)}`;
     case 'stale':
-      return `recgw; hit; ttl=${Math.min(-1, Math.floor((entry.freshUntil - now) / 1000))}`;
+      return `recgw; hit; ttl=${Math.min(-1, freshSeconds(entry, now))}`;
     case 'miss':
       // RFC 9211 §2.7: "stored" only when it was; an answer no TTL keeps is not (tiers.ts).
-      return entry.staleUntil > now ? 'recgw; fwd=miss; stored' : 'recgw; fwd=miss';
+      return worthStoring(entry, now) ? 'recgw; fwd=miss; stored' : 'recgw; fwd=miss';
     case 'collapsed':
       return 'recgw; fwd=miss; collapsed';
     case 'stale-error':
-      return `recgw; fwd=stale; ttl=${Math.min(-1, Math.floor((entry.freshUntil - now) / 1000))}; detail=upstream-error`;
+      return `recgw; fwd=stale; ttl=${Math.min(-1, freshSeconds(entry, now))}; detail=upstream-error`;
   }
 }
 
@@ -103,7 +104,7 @@ export function writeEntry(
   const body = coding === 'br' ? entry.br! : coding === 'gzip' ? entry.gzip! : entry.body;
   // chooseCoding picks an encoding only when the entry has it, and with it its variant ETag.
   const etag = coding === 'br' ? entry.etagBr! : coding === 'gzip' ? entry.etagGzip! : entry.etag;
-  const left = Math.floor((entry.freshUntil - now) / 1000);
+  const left = freshSeconds(entry, now);
   const [cacheControl, status] =
     outcome === 'hit' && left >= 0
       ? ctx.memo.hitValues(left)
@@ -117,7 +118,7 @@ export function writeEntry(
     'Content-Type', JSON_TYPE,
     'ETag', etag,
     'Cache-Control', cacheControl,
-    'Age', String(Math.max(0, Math.floor((now - entry.storedAt) / 1000))),
+    'Age', String(ageSeconds(entry, now)),
     'Cache-Status', status,
     'X-Request-Id', ctx.requestId,
     // Always: an entry is compressed just after it is stored, so the same URL may be served

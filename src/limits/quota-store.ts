@@ -1,6 +1,7 @@
 /**
- * Where a key's quota is counted for several processes: Redis (cache/redis-tier.ts), or the
- * cluster primary for its workers (cluster/primary-quotas.ts). Owned by limits/, which calls it.
+ * Where a key's quota is counted for several processes: Redis for the whole fleet
+ * (redis-quota-store.ts), or the cluster primary for its workers (cluster/primary-quota-store.ts).
+ * Owned by limits/, which calls it.
  */
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { QuotaPolicy, Reservation, Want } from './gcra.js';
@@ -10,7 +11,7 @@ export interface QuotaStore {
   /** False while the store is known not to answer: requests are then counted here at once. */
   readonly up: boolean;
   /** Reserves slots of a key (gcra.ts reserve); undefined when the store cannot say. */
-  quota(
+  reserve(
     workspace: WorkspaceId,
     keyHash: KeyHash,
     policy: QuotaPolicy,

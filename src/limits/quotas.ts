@@ -183,7 +183,7 @@ export class Quotas {
     state.pending = new Promise((resolve) => (settle = resolve));
     const sentMs = this.monotonic();
     try {
-      const reservation = await this.deps.store!.quota(workspace, keyHash, policy, want);
+      const reservation = await this.deps.store!.reserve(workspace, keyHash, policy, want);
       if (reservation === undefined) {
         settle('failed');
         return this.decideLocally(id, policy);
@@ -216,7 +216,7 @@ export class Quotas {
     const sentMs = this.monotonic();
     try {
       const want: Want = { demand: 0, lease: leaseSpan(policy) };
-      const reservation = await this.deps.store!.quota(workspace, keyHash, policy, want);
+      const reservation = await this.deps.store!.reserve(workspace, keyHash, policy, want);
       if (reservation !== undefined && reservation.granted > 0)
         state.next = new QuotaLease(reservation, policy, sentMs, 0, LEASE_SPAN_MS);
       settle(reservation === undefined ? 'failed' : 'done');

@@ -83,10 +83,10 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** Upstream fetches by resource and outcome (ok, not_found, unauthorized, timeout, unreachable, invalid, rate_limited, circuit_open). */
+  /** Upstream fetches by resource and outcome (ok, not_modified, not_found, unauthorized, timeout, unreachable, invalid, rate_limited, circuit_open). */
   readonly upstreamRequests = new Counter({
     name: `${PREFIX}upstream_requests_total`,
-    help: 'Upstream fetches by resource and outcome (ok, not_found, unauthorized, timeout, unreachable, invalid, rate_limited, circuit_open).',
+    help: 'Upstream fetches by resource and outcome (ok, not_modified, not_found, unauthorized, timeout, unreachable, invalid, rate_limited, circuit_open).',
     labelNames: ['resource', 'outcome'] as const,
     registers: [this.registry],
   });

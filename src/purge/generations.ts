@@ -21,7 +21,8 @@ import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import type { WorkspaceId } from '../brands.js';
 import type { Generation } from '../cache/entry/keys.js';
-import type { SharedTier } from '../cache/shared-tier.js';
+import type { GenerationSource } from '../cache/generation-source.js';
+import type { PurgeStore } from './store.js';
 
 /** After a failed load (Redis down or slow), the workspace runs on `unknown` for this long before loading again. */
 const RELOAD_AFTER_MS = 1_000;
@@ -39,7 +40,8 @@ interface PendingLoad {
 
 /** Settings of the table. */
 export interface GenerationsOptions {
-  readonly shared: SharedTier | null;
+  /** The fleet's purge state (Redis); null: generations change only on this instance's purges. */
+  readonly shared: PurgeStore | null;
   /** Most workspaces whose generation is held at once (cache.purge.maxWorkspaces). */
   readonly maxWorkspaces: number;
   /** How long L1 stays trusted after the last complete read of the purge log (cache.purge.maxLag). */
@@ -48,14 +50,9 @@ export interface GenerationsOptions {
   readonly now?: () => number;
 }
 
-/** True for a generation loaded from Redis (or local); false for `unknown`, under which Redis is neither read nor written. */
-export function isKnown(generation: Generation): boolean {
-  return generation.all >= 0;
-}
-
 /** The local table of generations. */
-export class Generations {
-  readonly #shared: SharedTier | null;
+export class Generations implements GenerationSource {
+  readonly #shared: PurgeStore | null;
   readonly #maxLagMs: number;
   readonly #now: () => number;
   readonly #table: LRUCache<WorkspaceId, Generation | FailedLoad>;

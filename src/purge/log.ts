@@ -13,10 +13,8 @@ import { asWorkspaceId, type WorkspaceId } from '../brands.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RedisGuard } from '../redis/guard.js';
 import { LOG_TIP_SCRIPT } from './scripts.js';
-import { RedisScript } from '../redis/script.js';
-import type { PurgeListener } from '../cache/shared-tier.js';
-
-const LOG_TIP = new RedisScript(LOG_TIP_SCRIPT);
+import { defineScript, type ScriptRunner } from '../redis/script.js';
+import type { PurgeListener } from './store.js';
 
 /** Entries read per round trip while catching up. */
 const BATCH = 500;
@@ -49,6 +47,7 @@ function field(fields: readonly string[], name: string): string | undefined {
 export class PurgeLogReader {
   readonly #options: PurgeLogOptions;
   readonly #now: () => number;
+  readonly #logTip: ScriptRunner;
   #lastId: string | null = null;
   #running = false;
   #again = false;
@@ -57,6 +56,7 @@ export class PurgeLogReader {
   constructor(options: PurgeLogOptions) {
     this.#options = options;
     this.#now = options.now ?? (() => performance.now());
+    this.#logTip = defineScript(options.client, 'recgwPurgeLogTip', LOG_TIP_SCRIPT);
   }
 
   /** Starts polling (and reads once now). */
@@ -157,9 +157,7 @@ export class PurgeLogReader {
   }
 
   async #tip(): Promise<string> {
-    const { client, guard, key, maxLength } = this.#options;
-    return String(
-      await guard.run('generation', () => LOG_TIP.run(client, 1, key, String(maxLength))),
-    );
+    const { guard, key, maxLength } = this.#options;
+    return String(await guard.run('generation', () => this.#logTip(1, key, String(maxLength))));
   }
 }

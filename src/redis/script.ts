@@ -1,32 +1,28 @@
 /**
- * A Lua script run by its SHA-1 (EVALSHA), so a call sends 40 bytes instead of the script's
- * text; the first call on a node that does not hold it yet (or one restarted, or flushed with
- * SCRIPT FLUSH) answers NOSCRIPT, and the call is repeated once with EVAL, which loads it. A
- * NOSCRIPT means the script did not run, so the repeat cannot apply it twice.
+ * Lua scripts through ioredis's own `defineCommand`: it sends a script's text once per connection
+ * (EVAL) and its SHA-1 after (EVALSHA), and answers a NOSCRIPT (a node restarted, failed over or
+ * flushed with SCRIPT FLUSH) by sending it again with EVAL. NOSCRIPT means the script did not
+ * run, so the repeat cannot apply it twice. In a Cluster the command goes to the node of its
+ * first key, like any other, but never auto-pipelined there (see below).
  */
-import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 
-/** One script and its SHA-1. */
-export class RedisScript {
-  readonly sha: string;
+/** Runs a defined script: `numKeys` keys first in `args`, then its arguments. */
+export type ScriptRunner = (
+  numKeys: number,
+  ...args: Array<string | Buffer | number>
+) => Promise<unknown>;
 
-  constructor(readonly source: string) {
-    this.sha = createHash('sha1').update(source).digest('hex');
-  }
-
-  /** Runs the script with `numKeys` keys first in `args`, then its arguments. */
-  async run(
-    client: Redis | Cluster,
-    numKeys: number,
-    ...args: Array<string | Buffer | number>
-  ): Promise<unknown> {
-    try {
-      return await client.evalsha(this.sha, numKeys, ...args);
-    } catch (error) {
-      if (error instanceof Error && error.message.startsWith('NOSCRIPT'))
-        return client.eval(this.source, numKeys, ...args);
-      throw error;
-    }
-  }
+/**
+ * Defines a script on a connection under `name` (unique per connection: each owner prefixes its
+ * own) and returns the function that runs it.
+ */
+export function defineScript(client: Redis | Cluster, name: string, lua: string): ScriptRunner {
+  client.defineCommand(name, { lua });
+  // As connection.ts does for EVAL and EVALSHA: auto-pipelined scripts of workspaces on
+  // different masters end up in one batch, which a Cluster refuses whole. Each goes on its own.
+  if (client instanceof Cluster) client.options.autoPipeliningIgnoredCommands?.push(name);
+  // defineCommand adds the method at run time; its type cannot say so.
+  const command = (client as unknown as Record<string, ScriptRunner>)[name]!;
+  return (numKeys, ...args) => command.call(client, numKeys, ...args);
 }

@@ -20,6 +20,10 @@ export interface SimCounters {
   byWorkspace(workspace: string): number;
   /** Requests whose path (without the query string) was exactly `path`. */
   byPath(path: string): number;
+  /** Body bytes of the 200s of recordings and list pages. */
+  readonly bodyBytes: number;
+  /** 304 answers to conditional requests. */
+  readonly notModified: number;
   /** The most recent routed requests, oldest first (bounded ring). */
   readonly requests: SimRequest[];
   /** Zeroes everything. */
@@ -32,6 +36,8 @@ export const DEFAULT_RING_SIZE = 10_000;
 /** Counters plus the write methods the server uses. */
 export class SimCounterStore implements SimCounters {
   total = 0;
+  bodyBytes = 0;
+  notModified = 0;
   private readonly workspaces = new Map<string, number>();
   private readonly paths = new Map<string, number>();
   private ring: SimRequest[] = [];
@@ -54,6 +60,12 @@ export class SimCounterStore implements SimCounters {
     this.next = (this.next + 1) % this.ringSize;
   }
 
+  /** Counts a 200 (with its body size) or a 304 of a recording or list page. */
+  countAnswer(status: 200 | 304, bodyBytes: number): void {
+    if (status === 304) this.notModified++;
+    this.bodyBytes += bodyBytes;
+  }
+
   byWorkspace(workspace: string): number {
     return this.workspaces.get(workspace) ?? 0;
   }
@@ -69,6 +81,8 @@ export class SimCounterStore implements SimCounters {
 
   reset(): void {
     this.total = 0;
+    this.bodyBytes = 0;
+    this.notModified = 0;
     this.workspaces.clear();
     this.paths.clear();
     this.ring = [];

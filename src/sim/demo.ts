@@ -23,7 +23,7 @@ const config = configWith({
 // Synchronous: a person is watching the terminal, so each line shows as it happens (the
 // gateway's buffered destination would hold them until a flush).
 const logger = createLogger({ level: config.log.level, sync: true });
-const app = buildApp(config, { logger, sharedTier: null });
+const app = buildApp(config, { logger, redis: null });
 await new Promise<void>((resolve) => app.server.listen(port, '127.0.0.1', resolve));
 await new Promise<void>((resolve) => app.admin.listen(adminPort, '127.0.0.1', resolve));
 app.markReady();

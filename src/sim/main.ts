@@ -1,6 +1,8 @@
 /**
  * Runs the upstream simulator on its own: `npm run sim` or `node dist/sim/main.js`, set by SIM_PORT
- * (8090), SIM_HOST (127.0.0.1), SIM_URL_SCHEME (cloud-cdn), SIM_URL_LIFETIME (1h), SIM_SEED.
+ * (8090), SIM_HOST (127.0.0.1), SIM_URL_SCHEME (cloud-cdn), SIM_URL_LIFETIME (1h), SIM_SEED,
+ * SIM_VALIDATORS (on; off sends no ETag/Last-Modified and never 304), SIM_CHURN_PER_MINUTE (0: the
+ * fraction of recordings edited per minute), SIM_CACHE_CONTROL (none: a Cache-Control to send).
  */
 import { pathToFileURL } from 'node:url';
 import { parseDuration } from '../config/duration.js';
@@ -23,7 +25,18 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     throw new TypeError(
       `SIM_URL_LIFETIME must be a positive duration (90s, 1h), got ${env['SIM_URL_LIFETIME']}`,
     );
+  const validators = env['SIM_VALIDATORS'] ?? 'on';
+  if (validators !== 'on' && validators !== 'off')
+    throw new TypeError(`SIM_VALIDATORS must be on or off, got ${validators}`);
+  const churnPerMinute = Number(env['SIM_CHURN_PER_MINUTE'] ?? 0);
+  if (!(churnPerMinute >= 0 && churnPerMinute <= 1))
+    throw new TypeError(
+      `SIM_CHURN_PER_MINUTE must be a fraction from 0 to 1, got ${env['SIM_CHURN_PER_MINUTE']}`,
+    );
   const sim = await startSimulator({
+    validators: validators === 'on',
+    churnPerMinute,
+    ...(env['SIM_CACHE_CONTROL'] === undefined ? {} : { cacheControl: env['SIM_CACHE_CONTROL'] }),
     port,
     host: env['SIM_HOST'] ?? '127.0.0.1',
     urlScheme: scheme,
@@ -33,6 +46,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const lines = [
     `upstream simulator listening: ${sim.baseUrlTemplate}`,
     `transcoded_url scheme: ${scheme}, signed for ${urlLifetimeMs / 1000} s`,
+    `validators (ETag, Last-Modified, 304): ${validators}; churn: ${churnPerMinute * 100}% of recordings per minute`,
   ];
   // These are the simulator's own demo keys, meant to be copied into curl lines.
   for (const [workspace, keys] of Object.entries(sim.keys))

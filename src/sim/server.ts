@@ -10,12 +10,15 @@ import { asWorkspaceId } from '../brands.js';
 import { systemClock } from '../clock.js';
 import type { Recording } from '../recording.js';
 import { WorkspaceCatalog } from './catalog.js';
+import type { SimValidators } from './catalog.js';
+import { notModified, validatorHeaders } from './conditional.js';
 import { SimCounterStore } from './counters.js';
 import type { SimCounters } from './counters.js';
 import { generateWorkspaceData } from './data.js';
 import { respondWithFault, sendJson } from './fault-responses.js';
 import { FaultStore } from './faults.js';
 import type { FaultControl } from './faults.js';
+import { Prng, hashSeed } from './prng.js';
 import { parsePaging, routeRequest } from './routes.js';
 import { SIM_URL_SCHEMES, TranscodedUrlSigner, generateSigningKeys } from './url-signing.js';
 import type { SimSigningKeys, SimUrlScheme } from './url-signing.js';
@@ -40,6 +43,18 @@ export interface SimulatorOptions {
   urlLifetimeMs?: number;
   /** Time source for signing and request timestamps (default the system clock). */
   clock?: { now(): number };
+  /**
+   * Whether 200s carry ETag and Last-Modified and conditional GETs are answered 304 (default
+   * true); false stands for an upstream that knows no validators.
+   */
+  validators?: boolean;
+  /** A Cache-Control value sent with every 200 and 304 (default none). */
+  cacheControl?: string;
+  /**
+   * Fraction of each workspace's recordings edited per minute (updated_at and content change),
+   * spread over one-second steps (default 0: data never changes by itself).
+   */
+  churnPerMinute?: number;
 }
 
 /** A running simulator. */
@@ -61,6 +76,10 @@ export interface Simulator {
   verifyTranscodedUrl(url: string): UrlVerdict;
   /** Changes how transcoded_url values are signed from the next response on. */
   setUrlScheme(scheme: SimUrlScheme): void;
+  /** Turns validators and 304 answers on or off from the next request on. */
+  setValidators(on: boolean): void;
+  /** Edits one recording (by UUID or link code) as churn does; returns it as now stored. */
+  changeRecording(workspace: string, idOrCode: string): Recording;
   /** Stops listening and destroys every connection, hung ones included. */
   close(): Promise<void>;
 }
@@ -75,7 +94,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     seed = 1,
     urlLifetimeMs = 90_000,
     clock = systemClock,
+    cacheControl,
+    churnPerMinute = 0,
   } = options;
+  let validatorsOn = options.validators ?? true;
   let scheme = checkScheme(options.urlScheme ?? 'cloud-cdn');
   for (const ws of workspaces) {
     if (asWorkspaceId(ws) === undefined)
@@ -88,6 +110,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
   if (!(urlLifetimeMs > 0))
     throw new TypeError(`urlLifetimeMs must be positive, got ${urlLifetimeMs}`);
+  if (!(churnPerMinute >= 0 && churnPerMinute <= 1))
+    throw new TypeError(`churnPerMinute must be a fraction from 0 to 1, got ${churnPerMinute}`);
 
   const catalogs = new Map<string, WorkspaceCatalog>();
   const keys: Record<string, string[]> = {};
@@ -107,6 +131,36 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const faults = new FaultStore();
   const counters = new SimCounterStore();
   const timers = new Set<NodeJS.Timeout>();
+  const data: Record<string, Recording[]> = {};
+  for (const [ws, catalog] of catalogs) data[ws] = [...catalog.recordings];
+  const touch = (ws: string, catalog: WorkspaceCatalog, index: number): Recording => {
+    const changed = catalog.touch(index, clock.now());
+    const copy = data[ws];
+    if (copy !== undefined) copy[index] = changed;
+    return changed;
+  };
+
+  /** A 200, or a 304 when validators are on and the request's conditions say nothing changed. */
+  const sendCurrent = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    validators: SimValidators,
+    body: () => string,
+  ): void => {
+    const extra: Record<string, string> = {
+      ...(validatorsOn ? validatorHeaders(validators) : {}),
+      ...(cacheControl === undefined ? {} : { 'cache-control': cacheControl }),
+    };
+    if (validatorsOn && notModified(req.headers, validators)) {
+      counters.countAnswer(304, 0);
+      res.writeHead(304, extra);
+      res.end();
+      return;
+    }
+    const text = body();
+    counters.countAnswer(200, Buffer.byteLength(text));
+    sendJson(res, 200, text, extra);
+  };
 
   const answer = (req: IncomingMessage, res: ServerResponse, path: string, query: string): void => {
     const route = routeRequest(path, req.headers.host);
@@ -143,13 +197,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         sendJson(res, 401, '{"error":"Invalid API key"}');
       } else if (route.resource === 'list') {
         const paging = parsePaging(query);
-        if (paging.ok)
-          sendJson(res, 200, catalog.listJson(paging.pageNumber, paging.pageSize, sign));
-        else sendJson(res, 400, JSON.stringify({ error: paging.error }));
+        if (paging.ok) {
+          const { pageNumber, pageSize } = paging;
+          sendCurrent(req, res, catalog.listValidators(pageNumber, pageSize), () =>
+            catalog.listJson(pageNumber, pageSize, sign),
+          );
+        } else sendJson(res, 400, JSON.stringify({ error: paging.error }));
       } else {
         const index = catalog.find(route.id ?? '');
         if (index === undefined) sendJson(res, 404, '{"error":"Recording not found"}');
-        else sendJson(res, 200, catalog.recordingJson(index, sign));
+        else
+          sendCurrent(req, res, catalog.recordingValidators(index), () =>
+            catalog.recordingJson(index, sign),
+          );
       }
     };
     if (plan.delayMs <= 0) {
@@ -185,8 +245,23 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   const bound = (server.address() as AddressInfo).port;
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
-  const data: Record<string, Recording[]> = {};
-  for (const [ws, catalog] of catalogs) data[ws] = [...catalog.recordings];
+  const churn = churnPerMinute > 0 ? startChurn() : undefined;
+
+  /** Every second, each workspace edits its share of churnPerMinute (fractions carried over). */
+  function startChurn(): NodeJS.Timeout {
+    const prng = new Prng(hashSeed(`churn:${seed}`));
+    const owed = new Map<string, number>();
+    const timer = setInterval(() => {
+      for (const [ws, catalog] of catalogs) {
+        const count = catalog.recordings.length;
+        let due = (owed.get(ws) ?? 0) + (churnPerMinute * count) / 60;
+        for (; due >= 1; due--) touch(ws, catalog, prng.int(0, count - 1));
+        owed.set(ws, due);
+      }
+    }, 1000);
+    timer.unref();
+    return timer;
+  }
 
   return {
     baseUrlTemplate: `${origin}/ws/{workspace}/api/external/v2`,
@@ -201,7 +276,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     setUrlScheme: (next) => {
       scheme = checkScheme(next);
     },
+    setValidators: (on) => {
+      validatorsOn = on;
+    },
+    changeRecording: (ws, idOrCode) => {
+      const catalog = catalogs.get(ws);
+      const index = catalog?.find(idOrCode);
+      if (catalog === undefined || index === undefined)
+        throw new RangeError(`no recording ${idOrCode} in workspace ${ws}`);
+      return touch(ws, catalog, index);
+    },
     close: async () => {
+      if (churn !== undefined) clearInterval(churn);
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

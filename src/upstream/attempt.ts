@@ -4,15 +4,16 @@
  */
 import type { Dispatcher } from 'undici';
 import { UpstreamError } from '../errors.js';
+import { parseCacheControl, parseValidators } from './cache-control.js';
 import { invalidResponse } from './invalid-response.js';
 import { parseRetryAfter } from './retry.js';
 import type { Fault } from './tenant-breakers.js';
-import type { UpstreamAnswer } from './types.js';
+import type { AnswerMeta, RevalidatedAnswer } from './types.js';
 import type { UpstreamTarget } from './upstream-url.js';
 
 /** What one attempt came to. */
 export type AttemptResult<T> =
-  | { kind: 'answer'; answer: UpstreamAnswer<T> }
+  | { kind: 'answer'; answer: RevalidatedAnswer<T> }
   /** Worth another attempt: a connection error or timeout, a 5xx, a 429 (with the wait it asked for). */
   | { kind: 'retryable'; error: UpstreamError; status?: number; retryAfterMs?: number }
   /**
@@ -31,6 +32,8 @@ export interface AttemptRequest<T> {
   maxBytes: number;
   parse: (value: unknown) => T;
   now: () => number;
+  /** Whether the headers carry If-None-Match / If-Modified-Since, so a 304 is an answer. */
+  conditional: boolean;
 }
 
 // undici's own timeouts (connect, headers, body) and the kernel's; everything else is "unreachable".
@@ -78,6 +81,16 @@ async function discard(body: Dispatcher.ResponseData['body'], signal: AbortSigna
   await body.dump({ limit: 64 * 1024, signal }).catch(() => undefined);
 }
 
+/** The validators and Cache-Control of a 200 or 304, each only when sent. */
+function answerMeta(headers: Dispatcher.ResponseData['headers']): AnswerMeta {
+  const validators = parseValidators(headers);
+  const cacheControl = parseCacheControl(headers['cache-control']);
+  return {
+    ...(validators === undefined ? {} : { validators }),
+    ...(cacheControl === undefined ? {} : { cacheControl }),
+  };
+}
+
 /** Sends one GET and classifies what came back. Never throws for upstream behaviour. */
 export async function attempt<T>(request: AttemptRequest<T>): Promise<AttemptResult<T>> {
   const { target, maxBytes } = request;
@@ -98,6 +111,11 @@ export async function attempt<T>(request: AttemptRequest<T>): Promise<AttemptRes
     await discard(body, request.signal);
     // 403 means the same as 401 to the gateway: this key may not read this workspace (DESIGN A3).
     return { kind: 'answer', answer: status === 404 ? { status: 404 } : { status: 401 } };
+  }
+  if (status === 304 && request.conditional) {
+    // A 304 has no body (RFC 9110 §15.4.5); draining keeps the connection in the pool.
+    await discard(body, request.signal);
+    return { kind: 'answer', answer: { status: 304, ...answerMeta(headers) } };
   }
   if (status === 429 || status >= 500) {
     await discard(body, request.signal);
@@ -155,7 +173,10 @@ export async function attempt<T>(request: AttemptRequest<T>): Promise<AttemptRes
         fault: 'content',
       };
     }
-    return { kind: 'answer', answer: { status: 200, body: request.parse(json) } };
+    return {
+      kind: 'answer',
+      answer: { status: 200, body: request.parse(json), ...answerMeta(headers) },
+    };
   } catch (error) {
     if (error instanceof UpstreamError) return { kind: 'failed', error, fault: 'content' };
     return { kind: 'retryable', error: transportError(error) };

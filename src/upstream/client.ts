@@ -12,10 +12,19 @@ import type { Config } from '../config/schema.js';
 import { UpstreamError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { attempt, type AttemptResult } from './attempt.js';
+import { invalidResponse } from './invalid-response.js';
 import { parseListPage, parseRecording } from './recording-shape.js';
 import { backoffDelay } from './retry.js';
 import { TenantBreakers, type Admission, type Fault } from './tenant-breakers.js';
-import type { Resource, Upstream, UpstreamAnswer, UpstreamTrace } from './types.js';
+import { conditionalHeaders } from './cache-control.js';
+import type {
+  RevalidatedAnswer,
+  Resource,
+  Upstream,
+  UpstreamAnswer,
+  UpstreamTrace,
+  Validators,
+} from './types.js';
 import {
   listTarget,
   loopbackAwareLookup,
@@ -35,6 +44,7 @@ export interface UpstreamDeps {
 /** Value of the `outcome` label of `upstream_requests_total`. */
 type Outcome =
   | 'ok'
+  | 'not_modified'
   | 'not_found'
   | 'unauthorized'
   | 'timeout'
@@ -43,7 +53,12 @@ type Outcome =
   | 'rate_limited'
   | 'circuit_open';
 
-const ANSWER_OUTCOME = { 200: 'ok', 404: 'not_found', 401: 'unauthorized' } as const;
+const ANSWER_OUTCOME = {
+  200: 'ok',
+  304: 'not_modified',
+  404: 'not_found',
+  401: 'unauthorized',
+} as const satisfies Record<number, Outcome>;
 const ERROR_OUTCOME: Partial<Record<UpstreamError['code'], Outcome>> = {
   UPSTREAM_TIMEOUT: 'timeout',
   UPSTREAM_UNREACHABLE: 'unreachable',
@@ -53,7 +68,7 @@ const ERROR_OUTCOME: Partial<Record<UpstreamError['code'], Outcome>> = {
 };
 
 type Final<T> =
-  { answer: UpstreamAnswer<T> } | { error: UpstreamError; fault: Fault; status?: number };
+  { answer: RevalidatedAnswer<T> } | { error: UpstreamError; fault: Fault; status?: number };
 
 /** Builds the upstream client over one undici Agent (a keep-alive pool per origin). */
 export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): Upstream {
@@ -86,8 +101,11 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     signal: AbortSignal,
     deadlineAt: number,
     trace: UpstreamTrace | undefined,
+    validators: Validators | undefined,
   ): Promise<Final<T>> {
+    const conditional = conditionalHeaders(validators);
     const headers = {
+      ...conditional,
       'x-api-key': config.auth === 'service-key' ? deps.serviceKey! : apiKey,
       accept: 'application/json',
       // The body is size-checked and parsed as it arrives; an encoded body would defeat the cap.
@@ -103,6 +121,7 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
         maxBytes: config.maxResponseBytes,
         parse,
         now: () => clock.now(),
+        conditional: Object.keys(conditional).length > 0,
       });
       if (result.kind === 'answer') return { answer: result.answer };
       if (shutdown.signal.aborted) return cutOff();
@@ -136,7 +155,8 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     apiKey: string,
     parse: (value: unknown) => T,
     trace: UpstreamTrace | undefined,
-  ): Promise<UpstreamAnswer<T>> {
+    validators?: Validators,
+  ): Promise<RevalidatedAnswer<T>> {
     if (shutdown.signal.aborted) throw shuttingDown();
     let admission: Admission;
     try {
@@ -159,6 +179,7 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
         controller.signal,
         started + config.timeouts.deadline,
         trace,
+        validators,
       );
     } catch (error) {
       // Not an upstream behaviour (a bug): still settle the permit so a half-open trial is not stuck.
@@ -211,6 +232,30 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
 
   return {
     fetchList(workspace, page, apiKey, trace) {
+      return unconditional(
+        fetchJson(
+          'list',
+          workspace,
+          listTarget(template, workspace, page),
+          apiKey,
+          parseListPage,
+          trace,
+        ),
+      );
+    },
+    fetchRecording(workspace, id, apiKey, trace) {
+      return unconditional(
+        fetchJson(
+          'recording',
+          workspace,
+          recordingTarget(template, workspace, id),
+          apiKey,
+          parseRecording,
+          trace,
+        ),
+      );
+    },
+    revalidateList(workspace, page, apiKey, validators, trace) {
       return fetchJson(
         'list',
         workspace,
@@ -218,9 +263,10 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
         apiKey,
         parseListPage,
         trace,
+        validators,
       );
     },
-    fetchRecording(workspace, id, apiKey, trace) {
+    revalidateRecording(workspace, id, apiKey, validators, trace) {
       return fetchJson(
         'recording',
         workspace,
@@ -228,6 +274,7 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
         apiKey,
         parseRecording,
         trace,
+        validators,
       );
     },
     close() {
@@ -238,6 +285,15 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
       agent.destroy().catch(() => undefined);
     },
   };
+}
+
+/** The answer of a fetch sent without validators, which attempt() never reports as a 304. */
+async function unconditional<T>(
+  pending: Promise<RevalidatedAnswer<T>>,
+): Promise<UpstreamAnswer<T>> {
+  const answer = await pending;
+  if (answer.status === 304) throw invalidResponse('304 to a request without validators');
+  return answer;
 }
 
 /** The 504 of a fetch that ran out of `upstream.timeouts.deadline`, with the budget in its cause for the log. */

@@ -3,12 +3,11 @@
  * Hand-written (it runs on every upstream body): objects are checked in place and returned as they
  * came, so unknown extra fields survive and key order is the upstream's.
  */
-import type { ListPage, Recording } from '../recording.js';
+import { UUID, type ListPage, type Recording } from '../recording.js';
 import { invalidResponse } from './invalid-response.js';
 
 type Json = Record<string, unknown>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // ISO 8601 date-time as RFC 3339 §5.6 profiles it; the spec sends UTC with milliseconds, offsets are tolerated.
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60)(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;

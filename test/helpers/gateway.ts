@@ -5,7 +5,6 @@
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { buildApp, type App } from '../../src/app.js';
-import type { SharedTier } from '../../src/cache/shared-tier.js';
 import type { Clock } from '../../src/clock.js';
 import { configWith, mergeConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -21,7 +20,7 @@ export interface GatewayOptions {
   sim?: Simulator;
   simOptions?: SimulatorOptions;
   clock?: Clock;
-  sharedTier?: SharedTier | null;
+  redis?: null;
   redisUrl?: string;
 }
 
@@ -104,7 +103,7 @@ export async function startGateway(t: Tap, options: GatewayOptions = {}): Promis
   const app = buildApp(config, {
     logger,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.sharedTier === undefined ? {} : { sharedTier: options.sharedTier }),
+    ...(options.redis === undefined ? {} : { redis: options.redis }),
   });
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
   await new Promise<void>((resolve) => app.admin.listen(0, '127.0.0.1', resolve));

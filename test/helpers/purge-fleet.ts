@@ -32,7 +32,7 @@ export async function startPurgeFleet(
     );
   const since = performance.now();
   await waitFor(
-    () => gateways.every((gw) => gw.app.l2?.up === true && gw.app.generations.syncedAt >= since),
+    () => gateways.every((gw) => gw.app.redis?.up === true && gw.app.generations.syncedAt >= since),
     10_000,
     'every app connected and caught up',
   );

@@ -1,6 +1,7 @@
 /**
- * Builds a Redis tier for a test with its own metrics and a captured log, closed in teardown;
- * plus cache-entry fixtures.
+ * Builds the gateway's Redis stores for a test (the connection, L2 values and locks, purge state,
+ * verdicts, quotas, wired as app.ts wires them) with its own metrics and a captured log, closed in
+ * teardown; plus cache-entry fixtures. Tests reach the stores through one object, `tier`.
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -8,16 +9,70 @@ import { performance } from 'node:perf_hooks';
 import type { WorkspaceId } from '../../src/brands.js';
 import type { Clock } from '../../src/clock.js';
 import { variantEtag, type CacheEntry } from '../../src/cache/entry/entry.js';
-import type { SharedTier } from '../../src/cache/shared-tier.js';
-import { createRedisTier } from '../../src/cache/l2/redis-tier.js';
+import { RedisVerdictStore } from '../../src/auth/redis-verdict-store.js';
+import { RedisL2Store } from '../../src/cache/l2/redis-store.js';
+import type { L2Store } from '../../src/cache/l2/store.js';
+import { RedisQuotaStore } from '../../src/limits/redis-quota-store.js';
+import type { QuotaStore } from '../../src/limits/quota-store.js';
+import { RedisPurgeStore } from '../../src/purge/redis-store.js';
+import type { PurgeStore } from '../../src/purge/store.js';
+import { SharedRedis } from '../../src/redis/shared-redis.js';
+import type { KeyHash } from '../../src/brands.js';
 import { configWith } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { GatewayMetrics } from '../../src/observability/metrics.js';
 import { waitFor, type TestLike } from './redis.js';
 
+/** Every Redis store of one gateway, through one object (tests only: the gateway hands each store to its user). */
+export interface StoresUnderTest extends L2Store, PurgeStore, QuotaStore {
+  getVerdict(workspace: WorkspaceId, keyHash: KeyHash): Promise<boolean | undefined>;
+  setVerdict(
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    valid: boolean,
+    ttlMs: number,
+  ): Promise<void>;
+  readonly up: boolean;
+  readonly full: boolean;
+  close(): Promise<void>;
+}
+
+/** The stores of one gateway over one connection, wired as app.ts wires them. */
+export function redisStores(
+  config: Config['cache']['redis'],
+  deps: { metrics: GatewayMetrics; logger: pino.Logger; clock?: Clock },
+): StoresUnderTest {
+  const redis = new SharedRedis(config, deps);
+  const purge = new RedisPurgeStore(redis, deps);
+  const l2 = new RedisL2Store(redis, {
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    onForeignGeneration: (workspace) => purge.forget(workspace),
+  });
+  const verdicts = new RedisVerdictStore(redis);
+  const quotas = new RedisQuotaStore(redis);
+  return {
+    get: (...args) => l2.get(...args),
+    set: (...args) => l2.set(...args),
+    tryLock: (...args) => l2.tryLock(...args),
+    loadGeneration: (...args) => purge.loadGeneration(...args),
+    purge: (...args) => purge.purge(...args),
+    onPurge: (listener) => purge.onPurge(listener),
+    getVerdict: (...args) => verdicts.get(...args),
+    setVerdict: (...args) => verdicts.set(...args),
+    reserve: (...args) => quotas.reserve(...args),
+    get up() {
+      return redis.up;
+    },
+    get full() {
+      return redis.full;
+    },
+    close: () => redis.close(),
+  };
+}
+
 /** A tier under test and what it reports. */
 export interface TierUnderTest {
-  tier: SharedTier;
+  tier: StoresUnderTest;
   metrics: GatewayMetrics;
   config: Config['cache']['redis'];
   /** Every log line written so far, parsed. */
@@ -57,7 +112,7 @@ export async function tierFor(
     logger: pino({ level: 'debug' }, sink),
     ...(options.clock ? { clock: options.clock } : {}),
   };
-  const tier = createRedisTier(config, deps);
+  const tier = redisStores(config, deps);
   t.teardown(() => tier.close());
   if (options.waitUp !== false) await waitFor(() => tier.up, 10_000, 'the Redis tier to be up');
   return { tier, metrics, config, logs };
@@ -119,7 +174,7 @@ export interface PurgeRecord {
 }
 
 /** Records what a tier's purge log reads (a PurgeListener). */
-export function recordPurges(tier: SharedTier): PurgeRecord {
+export function recordPurges(tier: PurgeStore): PurgeRecord {
   const record: PurgeRecord = { forgotten: [], resets: 0, syncedAt: -Infinity };
   tier.onPurge({
     forget: (workspace) => record.forgotten.push(workspace),

@@ -73,7 +73,7 @@ export async function waitShared(
   since = performance.now(),
 ): Promise<void> {
   await waitFor(
-    () => fleet.gateways.every((gw) => gw.app.l2?.up === true),
+    () => fleet.gateways.every((gw) => gw.app.redis?.up === true),
     timeoutMs,
     'every app connected to Redis',
   );
@@ -150,7 +150,7 @@ export async function purge(
 
 /** The generation an app uses for a workspace right now (undefined while it would still load it). */
 export function generationOf(gw: TestGateway, workspace = 'acme'): Generation | undefined {
-  const generation = gw.app.readThrough.generation(asWorkspaceId(workspace)!);
+  const generation = gw.app.tiers.generation(asWorkspaceId(workspace)!);
   return generation instanceof Promise ? undefined : { all: generation.all, list: generation.list };
 }
 
@@ -163,7 +163,7 @@ export async function waitForGeneration(
 ): Promise<void> {
   await waitFor(
     async () => {
-      const current = await gw.app.readThrough.generation(asWorkspaceId(workspace)!);
+      const current = await gw.app.tiers.generation(asWorkspaceId(workspace)!);
       return current.all === generation.all && current.list === generation.list;
     },
     timeoutMs,

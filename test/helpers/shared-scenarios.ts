@@ -171,7 +171,7 @@ export function sharedCacheTests(t: Test, connect: (t: Test) => Promise<SharedRe
       t.match((await b.get(`${LIST}/${one}`)).headers['cache-status'], HIT);
 
       const started = performance.now();
-      const old = await b.app.readThrough.generation(asWorkspaceId('acme')!);
+      const old = await b.app.tiers.generation(asWorkspaceId('acme')!);
       const purged = await purge(a, { workspace: 'acme' });
       t.equal(purged.status, 200);
       t.not(purged.json().generation.all, old.all, 'a new `all` token');
@@ -225,7 +225,7 @@ export function sharedCacheTests(t: Test, connect: (t: Test) => Promise<SharedRe
       t.equal(sim.counters.total, 1, 'the list page filled every recording entry, on both apps');
 
       simClock.advance(5_000);
-      const old = await b.app.readThrough.generation(asWorkspaceId('acme')!);
+      const old = await b.app.tiers.generation(asWorkspaceId('acme')!);
       const purged = await purge(a, { workspace: 'acme', recording: link });
       t.equal(purged.status, 200);
       t.equal(purged.json().generation.all, old.all, '`all` stays');

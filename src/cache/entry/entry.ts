@@ -66,3 +66,12 @@ export interface AliasEntry {
 
 /** What a cache tier holds under a key. */
 export type StoredValue = CacheEntry | AliasEntry;
+
+/**
+ * True while a value can still be served at all, fresh or stale: the one test of whether it is
+ * worth storing, writing to Redis, replaying, or reporting as stored. A value past it (every TTL
+ * and stale window 0: no caching asked for) takes no room anywhere.
+ */
+export function worthStoring(value: StoredValue, now: number): boolean {
+  return value.staleUntil > now;
+}

@@ -6,6 +6,7 @@
  * a UUID, and under one space it would answer for the recording that has that UUID.
  */
 import type { WorkspaceId } from '../../brands.js';
+import { UUID } from '../../recording.js';
 
 /** A resource key, relative to a workspace. */
 export type ResourceKey = string & { readonly __resourceKey: true };
@@ -25,6 +26,11 @@ export interface Generation {
    * unreachable. Absent: 0.
    */
   readonly epoch?: number;
+}
+
+/** True for a generation loaded from Redis (or local); false for `unknown`, under which Redis is neither read nor written. */
+export function isKnown(generation: Generation): boolean {
+  return generation.all >= 0;
 }
 
 /** The key of one list page. */
@@ -59,9 +65,8 @@ const NOT_UUID = 0;
 const LOWER_UUID = 1;
 const MIXED_UUID = 2;
 
-// RFC 9562 §4: 8-4-4-4-12 hex digits, in either case.
-const LOWER_CASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const ANY_CASE_UUID = new RegExp(LOWER_CASE_UUID.source, 'i');
+// The UUID shape without its case-insensitive flag: the spelling clients send.
+const LOWER_CASE_UUID = new RegExp(UUID.source);
 
 /**
  * Reads a text as a UUID. It runs on every recording request, and clients send lower case: one
@@ -70,7 +75,7 @@ const ANY_CASE_UUID = new RegExp(LOWER_CASE_UUID.source, 'i');
 function uuidSpelling(text: string): number {
   if (text.length !== UUID_LENGTH) return NOT_UUID;
   if (LOWER_CASE_UUID.test(text)) return LOWER_UUID;
-  return ANY_CASE_UUID.test(text) ? MIXED_UUID : NOT_UUID;
+  return UUID.test(text) ? MIXED_UUID : NOT_UUID;
 }
 
 /** A UUID's one spelling, lower case; undefined when the text is not a UUID. */

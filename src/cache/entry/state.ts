@@ -51,6 +51,22 @@ export function entryState(
   return now < entry.freshUntil + timings.staleIfError ? 'stale-if-error' : 'unusable';
 }
 
+/**
+ * Whole seconds of freshness left at `now`, negative once stale: until the TTL ends or the body's
+ * URLs come within signing.minRemaining of expiry, whichever is first (the bound entryState
+ * holds fresh to). The one number behind Cache-Control max-age, Cache-Status ttl and the
+ * inspection's fresh_for: a client that keeps a body for max-age must still find its URLs valid,
+ * and only the gateway's own later answers get re-signed URLs.
+ */
+export function freshSeconds(entry: CacheEntry, now: number): number {
+  return Math.floor((Math.min(entry.freshUntil, entry.urlDeadline) - now) / 1000);
+}
+
+/** Age (RFC 9111 §5.1): whole seconds since the answer was fetched from the upstream, never negative. */
+export function ageSeconds(entry: CacheEntry, now: number): number {
+  return Math.max(0, Math.floor((now - entry.storedAt) / 1000));
+}
+
 /** True when the state allows serving the entry as it is, as a hit (no stale serve, no re-sign first). */
 export function isHit(state: EntryState): boolean {
   return state === 'fresh' || state === 'resign-due';

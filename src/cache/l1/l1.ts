@@ -1,18 +1,23 @@
 /**
- * The in-process tier: lru-cache bounded in bytes. It holds entries and aliases; freshness is
- * judged by the read-through flow from the entry's own instants, not by lru-cache's TTL, so
- * the injected clock governs both tiers alike.
+ * The in-process tier, bounded in bytes, under the eviction policy cache.l1.policy names. It
+ * holds entries and aliases; freshness is judged by the read-through flow from the entry's own
+ * instants, never by the store, so the injected clock governs both tiers alike.
  */
-import { LRUCache } from 'lru-cache';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { ByteArena, SEGMENT_BYTES } from './byte-arena.js';
+import { LruStore } from './lru-store.js';
+import { S3FifoStore } from './s3-fifo-store.js';
+import type { BoundedStore, StoreOptions } from './store.js';
 import { payloadBytes, type StoredValue } from '../entry/entry.js';
+
+/** cache.l1.policy: plain LRU, or S3-FIFO (frequency-aware; docs/performance.md has the figures). */
+export type L1Policy = 'lru' | 's3-fifo';
 
 /**
  * Bytes counted per item on top of its buffers and key, measured as heap plus ArrayBuffer
  * growth per item with 40k recordings held (`npm run bench`, memory case): the entry object
- * and its ETag string, the Buffer views and their backing store's bookkeeping, and
- * lru-cache's per-item arrays. Counting them keeps real memory within cache.l1.maxBytes
+ * and its ETag string, the Buffer views and their backing store's bookkeeping, and the
+ * policy's per-item bookkeeping (lru-cache's arrays, or S3-FIFO's node and map slot). Counting them keeps real memory within cache.l1.maxBytes
  * whatever the body sizes; with small bodies these costs rival the bodies themselves.
  */
 const ENTRY_OVERHEAD = 1200;
@@ -24,6 +29,12 @@ function sizeOf(value: StoredValue, key: string): number {
   return ENTRY_OVERHEAD + key.length + payloadBytes(value);
 }
 
+/** The workspace an L1 key (keys.ts#l1Key) belongs to: its text before the first line break. */
+function workspaceOf(key: string): string {
+  const end = key.indexOf('\n');
+  return end === -1 ? key : key.slice(0, end);
+}
+
 /** Segments of a sixteenth of the bound, between 64 KiB and SEGMENT_BYTES: a small L1 does not reserve a whole one. */
 function segmentBytesFor(maxBytes: number): number {
   return Math.min(SEGMENT_BYTES, Math.max(64 * 1024, Math.floor(maxBytes / 16)));
@@ -31,40 +42,54 @@ function segmentBytesFor(maxBytes: number): number {
 
 /** The L1 cache. Keys come from keys.ts#l1Key only. */
 export class L1Cache {
-  private readonly lru: LRUCache<string, StoredValue>;
+  private readonly store: BoundedStore<StoredValue>;
   /** The entries' bytes (byte-arena.ts); aliases have none. */
   private readonly arena: ByteArena;
 
-  constructor(maxBytes: number, metrics: GatewayMetrics) {
+  /**
+   * `tenantShare` (cache.l1.tenantShare, S3-FIFO only): the fraction of the bound one workspace
+   * may hold beyond its fair share before its misses evict its own entries first; null: no shares.
+   */
+  constructor(
+    maxBytes: number,
+    metrics: GatewayMetrics,
+    policy: L1Policy = 'lru',
+    tenantShare: number | null = null,
+  ) {
     const evictions = metrics.cacheEvictions.labels({ tier: 'l1' });
-    this.lru = new LRUCache<string, StoredValue>({
-      maxSize: Math.max(maxBytes, 1),
-      sizeCalculation: sizeOf,
-      // An entry larger than the whole bound would evict everything else; refuse it instead.
-      maxEntrySize: Math.max(maxBytes, 1),
+    const options: StoreOptions<StoredValue> = {
+      maxBytes,
+      sizeOf,
       dispose: (value, _key, reason) => {
         if (value.kind === 'entry') this.arena.release(value);
         if (reason === 'evict') evictions.inc();
       },
-    });
+    };
+    this.store =
+      policy === 's3-fifo'
+        ? new S3FifoStore(
+            options,
+            tenantShare === null ? null : { tenantOf: workspaceOf, share: tenantShare },
+          )
+        : new LruStore(options);
     this.arena = new ByteArena((key) => {
-      const value = this.lru.peek(key);
+      const value = this.store.peek(key);
       return value?.kind === 'entry' ? value : undefined;
     }, segmentBytesFor(maxBytes));
     metrics.onScrape(() => {
-      metrics.cacheEntries.set({ tier: 'l1' }, this.lru.size);
-      metrics.cacheBytes.set({ tier: 'l1' }, this.lru.calculatedSize);
+      metrics.cacheEntries.set({ tier: 'l1' }, this.store.size);
+      metrics.cacheBytes.set({ tier: 'l1' }, this.store.bytes);
     });
   }
 
   /** The stored value, marking it recently used. */
   get(key: string): StoredValue | undefined {
-    return this.lru.get(key);
+    return this.store.get(key);
   }
 
   /** The stored value without marking it used (background work must not keep entries alive). */
   peek(key: string): StoredValue | undefined {
-    return this.lru.peek(key);
+    return this.store.peek(key);
   }
 
   /**
@@ -72,21 +97,21 @@ export class L1Cache {
    * stays the same, so callers may still compare what they stored with what `peek` returns.
    */
   set(key: string, value: StoredValue): void {
-    const again = this.lru.peek(key) === value;
-    this.lru.set(key, value);
+    const again = this.store.peek(key) === value;
+    const held = this.store.set(key, value);
     // Refused (larger than the bound) or already held under this key: nothing more to hold.
-    if (again || value.kind !== 'entry' || this.lru.peek(key) !== value) return;
+    if (again || !held || value.kind !== 'entry') return;
     this.arena.hold(key, value);
   }
 
   /** Drops a key. */
   delete(key: string): void {
-    this.lru.delete(key);
+    this.store.delete(key);
   }
 
   /** Number of items held. */
   get size(): number {
-    return this.lru.size;
+    return this.store.size;
   }
 
   /** The arena's segments: how many, their bytes, and the bytes of entries held in them. */
@@ -96,6 +121,6 @@ export class L1Cache {
 
   /** Bytes counted against the bound. */
   get bytes(): number {
-    return this.lru.calculatedSize;
+    return this.store.bytes;
   }
 }

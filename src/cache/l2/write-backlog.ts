@@ -4,10 +4,10 @@
  * in L1; once the LRU evicts it, no stale copy is left to serve when the upstream fails. The
  * backlog is bounded in entries and bytes (newest kept, oldest dropped), and entries past
  * their staleUntil are not replayed. Each write remembers the generation it was made under, so
- * the replay can drop those the workspace's generation has since left (see redis-tier.ts).
+ * the replay can drop those the workspace's generation has since left (see redis-store.ts).
  */
 import type { WorkspaceId } from '../../brands.js';
-import { payloadBytes, type StoredValue } from '../entry/entry.js';
+import { payloadBytes, worthStoring, type StoredValue } from '../entry/entry.js';
 import type { Generation, ResourceKey } from '../entry/keys.js';
 
 /** One postponed write: the full Redis key, what it was built from, and its value. */
@@ -59,7 +59,8 @@ export class WriteBacklog {
   /** Takes every write still worth making at `now`, emptying the backlog. */
   drain(now: number): PendingWrite[] {
     const writes: PendingWrite[] = [];
-    for (const write of this.pending.values()) if (write.value.staleUntil > now) writes.push(write);
+    for (const write of this.pending.values())
+      if (worthStoring(write.value, now)) writes.push(write);
     this.pending.clear();
     this.bytes = 0;
     return writes;

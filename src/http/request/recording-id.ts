@@ -5,8 +5,7 @@ import {
   recordingKey,
   type ResourceKey,
 } from '../../cache/entry/keys.js';
-
-const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
+import { LINK_CODE } from '../../recording.js';
 
 /**
  * Returns the recording id to look up: a UUID normalised to lower case, or a public link code as

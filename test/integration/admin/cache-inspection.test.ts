@@ -113,7 +113,7 @@ void t.test(
       config: { cache: { redis: { keyPrefix: redis.keyPrefix } } },
     });
     await waitFor(
-      async () => gw.app.l2?.up === true && (await purgeSubscribers(redis)) >= 1,
+      async () => gw.app.redis?.up === true && (await purgeSubscribers(redis)) >= 1,
       10_000,
       'connected and subscribed',
     );

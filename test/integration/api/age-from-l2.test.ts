@@ -25,7 +25,7 @@ void t.test(
     const a = await startGateway(t, options);
     const b = await startGateway(t, options);
     await waitFor(
-      () => a.app.l2?.up === true && b.app.l2?.up === true,
+      () => a.app.redis?.up === true && b.app.redis?.up === true,
       10_000,
       'both apps connected to Redis',
     );

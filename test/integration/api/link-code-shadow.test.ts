@@ -47,7 +47,7 @@ void t.test(
     const first = await startGateway(t, { config, redisUrl: redis.url });
     const second = await startGateway(t, { config, redisUrl: redis.url });
     await waitFor(
-      () => first.app.l2?.up === true && second.app.l2?.up === true,
+      () => first.app.redis?.up === true && second.app.redis?.up === true,
       10_000,
       'Redis tier up',
     );

@@ -113,7 +113,11 @@ void t.test(
     };
     const a = await startGateway(t, { redisUrl: redis.url, config });
     const b = await startGateway(t, { redisUrl: redis.url, config });
-    await waitFor(() => a.app.l2?.up === true && b.app.l2?.up === true, 10_000, 'both on Redis');
+    await waitFor(
+      () => a.app.redis?.up === true && b.app.redis?.up === true,
+      10_000,
+      'both on Redis',
+    );
     t.equal((await a.get(`${PREFIX}/${WARM}`, { key: KEY_A })).status, 200, 'key A verified on a');
     t.equal((await b.get(`${PREFIX}/${WARM}`, { key: KEY_B })).status, 200, 'key B verified on b');
     valid.delete(KEY_A);

@@ -81,7 +81,7 @@ void t.test(
 
     await redis.stop();
     // The tier learns of the kill from its socket closing, a moment after the process is gone.
-    await waitFor(() => gw.app.l2?.up === false, 5_000, 'the tier to see Redis go');
+    await waitFor(() => gw.app.redis?.up === false, 5_000, 'the tier to see Redis go');
     const degraded = await gw.admin('/readyz');
     t.equal(degraded.status, 200, 'ready during the outage');
     t.same(degraded.json(), { status: 'degraded', redis: 'down' });

@@ -237,14 +237,14 @@ for (const variant of VARIANTS)
                 {
                   sim,
                   config,
-                  ...(redis === undefined ? { sharedTier: null } : { redisUrl: redis.url }),
+                  ...(redis === undefined ? { redis: null } : { redisUrl: redis.url }),
                 },
               ),
             );
           }
           if (redis !== undefined)
             await waitFor(
-              () => gateways.every((gw) => gw.app.l2?.up === true),
+              () => gateways.every((gw) => gw.app.redis?.up === true),
               10_000,
               'Redis tier up',
             );

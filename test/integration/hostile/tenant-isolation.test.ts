@@ -140,12 +140,16 @@ async function openFleet(
           sim,
           clock,
           config,
-          ...(redis === undefined ? { sharedTier: null } : { redisUrl: redis.url }),
+          ...(redis === undefined ? { redis: null } : { redisUrl: redis.url }),
         }),
       );
     }
     if (redis !== undefined)
-      await waitFor(() => gateways.every((gw) => gw.app.l2?.up === true), 10_000, 'Redis tier up');
+      await waitFor(
+        () => gateways.every((gw) => gw.app.redis?.up === true),
+        10_000,
+        'Redis tier up',
+      );
   } catch (error) {
     for (const fn of teardowns.reverse()) await fn();
     throw error;

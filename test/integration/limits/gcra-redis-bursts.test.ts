@@ -24,7 +24,7 @@ void t.test('bursts of exactly the quota through Redis', async (t) => {
   ): Promise<Array<number | false | undefined>> => {
     const key = randomBytes(32).toString('hex') as KeyHash;
     const decisions = await Promise.all(
-      Array.from({ length: count }, () => tier.quota!(ACME, key, policy, ONE_REQUEST)),
+      Array.from({ length: count }, () => tier.reserve(ACME, key, policy, ONE_REQUEST)),
     );
     return decisions.map(
       (decision) => decision && (decision.granted === 1 ? decision.remaining : false),
@@ -79,12 +79,12 @@ void t.test('a TAT stored by an earlier version (whole ms) is read as such', asy
   await raw.set(quotaKey(redis.keyPrefix, ACME, full), String(Date.now() + 60_000), 'PX', 60_000);
   await raw.set(quotaKey(redis.keyPrefix, ACME, idle), String(Date.now() - 1_000), 'PX', 60_000);
   t.equal(
-    (await tier.quota!(ACME, full, policy, ONE_REQUEST))?.granted,
+    (await tier.reserve(ACME, full, policy, ONE_REQUEST))?.granted,
     0,
     'a whole window ahead: refused',
   );
   t.equal(
-    (await tier.quota!(ACME, idle, policy, ONE_REQUEST))?.remaining,
+    (await tier.reserve(ACME, idle, policy, ONE_REQUEST))?.remaining,
     6,
     'in the past: a whole quota',
   );

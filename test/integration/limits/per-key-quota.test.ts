@@ -119,7 +119,7 @@ void t.test(
     // Redis stopped: each instance counts the second key on its own, a whole quota each.
     await redis.stop();
     await waitFor(
-      () => a.app.l2?.up === false && b.app.l2?.up === false,
+      () => a.app.redis?.up === false && b.app.redis?.up === false,
       5000,
       'both instances see Redis down',
     );

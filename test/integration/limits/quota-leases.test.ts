@@ -9,7 +9,6 @@ import t from 'tap';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
 import type { QuotaPolicy } from '../../../src/limits/gcra.js';
 import { Quotas } from '../../../src/limits/quotas.js';
-import type { QuotaStore } from '../../../src/limits/quota-store.js';
 import type { GatewayMetrics } from '../../../src/observability/metrics.js';
 import { startPrivateRedis, type TestLike } from '../../helpers/redis.js';
 import { tierFor } from '../../helpers/redis-tier.js';
@@ -26,7 +25,7 @@ async function twoInstances(
       // locally, which this test does not measure.
       const { tier, metrics } = await tierFor(t, redis, { redis: { commandTimeout: '5s' } });
       const quotas = new Quotas({
-        store: tier as QuotaStore,
+        store: tier,
         clock: { now: () => Date.now() },
         metrics,
         maxLocalKeys: 100,

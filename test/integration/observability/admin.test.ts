@@ -219,10 +219,10 @@ void t.test(
       redisUrl: redis.url,
       config: { cache: { redis: { keyPrefix: redis.keyPrefix } } },
     });
-    await waitFor(() => gw.app.l2?.up === true, 5000, 'redis up');
+    await waitFor(() => gw.app.redis?.up === true, 5000, 'redis up');
     await gw.get(LIST);
     await redis.stop();
-    await waitFor(() => gw.app.l2?.up === false, 5000, 'redis down noticed');
+    await waitFor(() => gw.app.redis?.up === false, 5000, 'redis down noticed');
     const res = await gw.admin('/admin/purge', {
       method: 'POST',
       body: '{"workspace":"acme"}',

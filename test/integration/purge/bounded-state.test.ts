@@ -29,7 +29,7 @@ async function seeWorkspaces(gateway: TestGateway, prefix: string, count: number
   for (let i = 0; i < count; i += 500) {
     await Promise.all(
       Array.from({ length: Math.min(500, count - i) }, async (_, j) =>
-        gateway.app.readThrough.generation(asWorkspaceId(`${prefix}${i + j}`)!),
+        gateway.app.tiers.generation(asWorkspaceId(`${prefix}${i + j}`)!),
       ),
     );
   }

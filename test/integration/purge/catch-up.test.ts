@@ -41,9 +41,7 @@ void t.test(
     const names = Array.from({ length: 10_000 }, (_, i) => `w${i}`);
     for (let i = 0; i < names.length; i += 1000) {
       await Promise.all(
-        names
-          .slice(i, i + 1000)
-          .map(async (name) => a.app.readThrough.generation(asWorkspaceId(name)!)),
+        names.slice(i, i + 1000).map(async (name) => a.app.tiers.generation(asWorkspaceId(name)!)),
       );
     }
     t.equal(a.app.generations.size, 10_000, 'A holds the generation of 10,000 workspaces');
@@ -59,7 +57,7 @@ void t.test(
 
     const cutAt = performance.now();
     link.cutLink();
-    await waitFor(() => a.app.l2?.up === false, 2000, 'A to lose Redis');
+    await waitFor(() => a.app.redis?.up === false, 2000, 'A to lose Redis');
     const from = upstream.nextFetch;
     for (const workspace of purged)
       t.equal(await purge(b, workspace), 200, `${workspace} purged through B`);
@@ -68,7 +66,7 @@ void t.test(
     );
     const restoredAt = performance.now();
     link.restore();
-    await waitFor(() => a.app.l2?.up === true, 10_000, 'A to reconnect');
+    await waitFor(() => a.app.redis?.up === true, 10_000, 'A to reconnect');
     const reconnectedAt = performance.now();
     await waitFor(() => a.app.generations.syncedAt >= restoredAt, 10_000, 'A to catch up');
     const caughtUp = performance.now() - reconnectedAt;
@@ -116,7 +114,7 @@ void t.test(
     const before = await servedFetch(a, path);
     t.equal(await servedFetch(a, path), before, 'an L1 hit');
     link.cutLink();
-    await waitFor(() => a.app.l2?.up === false, 2000, 'A to lose Redis');
+    await waitFor(() => a.app.redis?.up === false, 2000, 'A to lose Redis');
     const from = upstream.nextFetch;
     t.equal(await purge(b, 'acme'), 200);
     await new Promise((resolve) => setTimeout(resolve, 1_100));

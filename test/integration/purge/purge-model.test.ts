@@ -252,7 +252,7 @@ class Cut implements fc.AsyncCommand<Model, Real> {
     model.cut[this.app] = true;
     real.links[this.app]!.cutLink();
     await waitFor(
-      () => real.apps[this.app]!.app.l2?.up === false,
+      () => real.apps[this.app]!.app.redis?.up === false,
       2000,
       'the app to notice the cut',
     );

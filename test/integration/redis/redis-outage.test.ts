@@ -4,8 +4,8 @@ import { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import type { KeyHash, WorkspaceId } from '../../../src/brands.js';
 import { recordingKey } from '../../../src/cache/entry/keys.js';
-import { l2Key } from '../../../src/redis/key-layout.js';
-import type { SharedTier } from '../../../src/cache/shared-tier.js';
+import { l2Key } from '../../../src/cache/l2/keys.js';
+import type { StoresUnderTest } from '../../helpers/redis-tier.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import {
   makeEntry,
@@ -40,7 +40,7 @@ async function settlesWithoutIo(call: () => Promise<unknown>): Promise<boolean> 
 }
 
 /** Sends probes until the tier's breaker has closed again (one probe goes through per cooldown). */
-async function breakerClosed(tier: SharedTier): Promise<void> {
+async function breakerClosed(tier: StoresUnderTest): Promise<void> {
   await waitFor(
     async () => {
       await tier.getVerdict(ACME, HASH);

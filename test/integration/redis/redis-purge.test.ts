@@ -3,7 +3,8 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import type { WorkspaceId } from '../../../src/brands.js';
 import { listKey, recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
-import { generationKey, l2Key, purgeChannel, purgeLogKey } from '../../../src/redis/key-layout.js';
+import { generationKey, purgeChannel, purgeLogKey } from '../../../src/redis/key-layout.js';
+import { l2Key } from '../../../src/cache/l2/keys.js';
 import { getRedis, waitFor } from '../../helpers/redis.js';
 import { makeEntry, recordPurges, tierFor, untilRead } from '../../helpers/redis-tier.js';
 

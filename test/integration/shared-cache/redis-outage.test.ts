@@ -92,7 +92,7 @@ async function checkRecovered(t: Test, gateways: TestGateway[], since: number): 
   t.comment(`L2 hit again ${took.toFixed(0)}ms after Redis came back`);
   t.ok(took < 5000, 'L2 used again within seconds, without a restart');
   for (const gw of gateways) {
-    await waitFor(() => gw.app.l2?.up === true, 5000, 'up again');
+    await waitFor(() => gw.app.redis?.up === true, 5000, 'up again');
     t.equal(await metric(gw, 'recgw_redis_up'), 1, 'recgw_redis_up back to 1');
     t.same((await gw.admin('/readyz')).json(), { status: 'ready', redis: 'up' });
   }
@@ -109,7 +109,7 @@ void t.test(
       await sleep(1000);
       await redis.stop();
       await waitFor(
-        () => gateways.every((gw) => gw.app.l2?.up === false),
+        () => gateways.every((gw) => gw.app.redis?.up === false),
         1000,
         'both apps to see Redis down',
       );
@@ -140,7 +140,7 @@ void t.test(
       await sleep(1000);
       redis.pause();
       await waitFor(
-        () => gateways.every((gw) => gw.app.l2?.up === false),
+        () => gateways.every((gw) => gw.app.redis?.up === false),
         1000,
         'both breakers to open',
       );

@@ -150,9 +150,9 @@ void t.test(
     const start = clock.now();
     await gw.get(`${LIST}/${recording.id}`);
     const workspace = asWorkspaceId('acme')!;
-    const generation = await gw.app.readThrough.generation(workspace);
+    const generation = await gw.app.tiers.generation(workspace);
     const stored = (): unknown =>
-      gw.app.readThrough.readL1(workspace, generation, recordingKey(recording.id));
+      gw.app.tiers.readL1(workspace, generation, recordingKey(recording.id));
     await settle(); // the stored entry gains its encodings just after the miss
     const first = stored();
     // The URL expires at +90 s: not due while 45 s (minRemaining 30 s + margin 15 s) or more is left.

@@ -48,7 +48,7 @@ void t.test(
     const b = await startGateway(t, { sim, clock, config });
     // Redis commands fail fast until connected (no offline queue): wait, so A's verdict and entries reach L2.
     await waitFor(
-      () => a.app.l2?.up === true && b.app.l2?.up === true,
+      () => a.app.redis?.up === true && b.app.redis?.up === true,
       10_000,
       'both apps connected to Redis',
     );

@@ -40,7 +40,7 @@ void t.test('a collapsed request links to the upstream fetch it waited on', asyn
     }),
     {
       logger: createLogger({ level: 'error', destination: captureLogs().stream }),
-      sharedTier: null,
+      redis: null,
     },
   );
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));

@@ -25,7 +25,7 @@ void t.test(
     const path = `/api/external/v2/recordings/${sim.data['acme']![0]!.id}`;
     // An instance reads and writes Redis only once it has read the purge log (its tier is up).
     await waitFor(
-      () => first.app.l2?.up === true && second.app.l2?.up === true,
+      () => first.app.redis?.up === true && second.app.redis?.up === true,
       5000,
       'both instances caught up with Redis',
     );

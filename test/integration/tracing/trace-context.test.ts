@@ -57,7 +57,7 @@ async function gateway(
   const logs = captureLogs();
   const app = buildApp(config, {
     logger: createLogger({ level: 'info', destination: logs.stream }),
-    sharedTier: null,
+    redis: null,
   });
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
   app.markReady();

@@ -43,7 +43,7 @@ async function gateway(
     }),
     {
       logger: createLogger({ level: 'error', destination: captureLogs().stream }),
-      sharedTier: null,
+      redis: null,
     },
   );
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));

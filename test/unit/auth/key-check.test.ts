@@ -9,7 +9,7 @@ import type { Caller } from '../../../src/auth/verified-caller.js';
 import { FailedKeyLimiter } from '../../../src/auth/failed-key-limiter.js';
 import type { StaticKeys } from '../../../src/auth/static-keys.js';
 import { Verdicts } from '../../../src/auth/verdicts.js';
-import type { SharedTier } from '../../../src/cache/shared-tier.js';
+import type { VerdictStore } from '../../../src/auth/verdict-store.js';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
 
 const ACME = 'acme' as WorkspaceId;
@@ -19,10 +19,10 @@ const NOW = 1_000_000;
 
 function setup(options: { shared?: Record<string, boolean>; attempts?: number } = {}) {
   const metrics = new GatewayMetrics({ defaultMetrics: false });
-  const shared = {
-    getVerdict: (_ws: WorkspaceId, hash: KeyHash) => Promise.resolve(options.shared?.[hash]),
-    setVerdict: () => Promise.resolve(),
-  } as unknown as SharedTier;
+  const shared: VerdictStore = {
+    get: (_ws: WorkspaceId, hash: KeyHash) => Promise.resolve(options.shared?.[hash]),
+    set: () => Promise.resolve(),
+  };
   const verdicts = new Verdicts(shared, metrics, () => ({ valid: 60_000, invalid: 30_000 }));
   const limiter = new FailedKeyLimiter(
     () => ({ attempts: options.attempts ?? 3, window: 60_000 }),

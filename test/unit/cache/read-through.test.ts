@@ -2,7 +2,6 @@
 import t from 'tap';
 import { pino } from 'pino';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { Verdicts } from '../../../src/auth/verdicts.js';
 import { hashKey } from '../../../src/auth/key-hash.js';
 import { EntryFactory } from '../../../src/cache/entry/factory.js';
 import { Generations } from '../../../src/purge/generations.js';
@@ -12,8 +11,10 @@ import type { Lookup, VerifiedLookup } from '../../../src/cache/lookup.js';
 import { vouchFor } from '../../../src/auth/verified-caller.js';
 import { CacheStatus } from '../../../src/cache/status.js';
 import { ReadThrough } from '../../../src/cache/read-through.js';
+import { Tiers } from '../../../src/cache/tiers.js';
 import { makeSettings } from '../../../src/cache/settings.js';
-import type { SharedTier } from '../../../src/cache/shared-tier.js';
+import type { GenerationSource } from '../../../src/cache/generation-source.js';
+import type { L2Store } from '../../../src/cache/l2/store.js';
 import { configWith } from '../../../src/config/load.js';
 import { UpstreamError } from '../../../src/errors.js';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
@@ -27,23 +28,41 @@ const ACME = 'acme' as WorkspaceId;
 const GEN: Generation = { all: 1, list: 1 };
 const RECORDING = recordingFixture();
 
-function flow(cache: Record<string, unknown>, l2: SharedTier | null = null) {
+/** A workspace whose generation is GEN and stays so. */
+const steadyGeneration: GenerationSource = {
+  peek: () => GEN,
+  load: () => Promise.resolve(GEN),
+  isCurrent: () => true,
+};
+
+function flow(cache: Record<string, unknown>, l2: L2Store | null = null) {
   const clock = new FakeClock();
   const metrics = new GatewayMetrics({ defaultMetrics: false });
   const settings = makeSettings(configWith({ cache }), () => null);
-  const generations = new Generations({ shared: l2, maxWorkspaces: 100, maxLagMs: 60_000 });
-  // What the Purger does in the app: the tier's purge log keeps the table current.
-  l2?.onPurge(generations);
-  const readThrough = new ReadThrough({
+  const generations =
+    l2 === null
+      ? new Generations({ shared: null, maxWorkspaces: 100, maxLagMs: 60_000 })
+      : steadyGeneration;
+  const factory = new EntryFactory(() => settings, metrics);
+  const logger = pino({ level: 'silent' });
+  const tiers = new Tiers({
     l1: new L1Cache(1 << 20, metrics),
     l2,
     generations,
-    factory: new EntryFactory(() => settings, metrics),
-    verdicts: new Verdicts(l2, metrics, () => ({ valid: 60_000, invalid: 60_000 })),
+    factory,
     settings: () => settings,
     clock,
-    metrics,
-    logger: pino({ level: 'silent' }),
+    logger,
+  });
+  const readThrough = new ReadThrough({
+    tiers,
+    l2,
+    factory,
+    keyLearned: (_lookup, valid) =>
+      metrics.authResults.inc({ source: 'upstream', result: valid ? 'valid' : 'invalid' }),
+    settings: () => settings,
+    clock,
+    logger,
   });
   return { clock, metrics, readThrough };
 }
@@ -72,9 +91,8 @@ void t.test(
       staleWhileRevalidate: '0s',
       staleIfError: '10m',
     });
-    const generation = await readThrough.generation(ACME);
     const first = lookup(fromUpstream);
-    t.equal((await readThrough.serve(first, generation)).outcome, 'miss');
+    t.equal((await readThrough.serve(first)).outcome, 'miss');
     t.match(
       first.status,
       { l1: 'miss', l2: undefined, coalesced: false },
@@ -82,15 +100,15 @@ void t.test(
     );
     const second = lookup(fromUpstream);
     t.equal(
-      readThrough.hit(second, generation, clock.now())?.recordingId,
+      readThrough.hit(second, clock.now())?.recordingId,
       RECORDING.id,
       'then a hit on the fast path',
     );
     t.equal(second.status.l1, 'hit');
     clock.advance(120_000);
     const failing = lookup(() => Promise.reject(new UpstreamError('UPSTREAM_UNREACHABLE')));
-    t.equal(readThrough.hit(failing, generation, clock.now()), undefined, 'past fresh: not a hit');
-    t.equal((await readThrough.serve(failing, generation)).outcome, 'stale-error');
+    t.equal(readThrough.hit(failing, clock.now()), undefined, 'past fresh: not a hit');
+    t.equal((await readThrough.serve(failing)).outcome, 'stale-error');
     t.match(
       failing.status,
       { l1: 'miss', resign: 'none' },
@@ -99,24 +117,16 @@ void t.test(
   },
 );
 
-/** A shared tier where another instance always holds the lock and never stores its result. */
-function heldLockTier(): { tier: SharedTier; gets: () => number } {
+/** An L2 store where another instance always holds the lock and never stores its result. */
+function heldLockTier(): { tier: L2Store; gets: () => number } {
   let gets = 0;
-  const tier: SharedTier = {
-    up: true,
+  const tier: L2Store = {
     get: () => {
       gets++;
       return Promise.resolve(undefined);
     },
     set: () => Promise.resolve(),
-    getVerdict: () => Promise.resolve(undefined),
-    setVerdict: () => Promise.resolve(),
     tryLock: () => Promise.resolve({ state: 'held' }),
-    loadGeneration: () => Promise.resolve(GEN),
-    purge: () => Promise.reject(new Error('not in this test')),
-    // The log was just read: generations are trusted.
-    onPurge: (listener) => listener.synced(performance.now()),
-    close: () => Promise.resolve(),
   };
   return { tier, gets: () => gets };
 }
@@ -131,10 +141,7 @@ void t.test(
     );
     let timer: NodeJS.Timeout | undefined;
     const stuck = new Promise<'stuck'>((resolve) => (timer = setTimeout(resolve, 2000, 'stuck')));
-    const served = await Promise.race([
-      readThrough.serve(lookup(fromUpstream), await readThrough.generation(ACME)),
-      stuck,
-    ]);
+    const served = await Promise.race([readThrough.serve(lookup(fromUpstream)), stuck]);
     clearTimeout(timer);
     t.not(served, 'stuck', 'the waiter stopped waiting');
     t.equal(served !== 'stuck' && served.outcome, 'miss', 'and fetched itself');
@@ -154,8 +161,8 @@ void t.test(
       );
     };
     const results = await Promise.all([
-      readThrough.prove(lookup(slow), GEN),
-      readThrough.prove(lookup(slow), GEN),
+      readThrough.prove(lookup(slow)),
+      readThrough.prove(lookup(slow)),
     ]);
     t.same(
       results.map((served) => served.outcome),

@@ -10,12 +10,11 @@ import {
   linkKey,
   listKey,
   recordingKey,
-  type Generation,
   type ResourceKey,
 } from '../../../src/cache/entry/keys.js';
 import { L1Cache } from '../../../src/cache/l1/l1.js';
 import { makeSettings } from '../../../src/cache/settings.js';
-import type { SharedTier } from '../../../src/cache/shared-tier.js';
+import type { L2Store } from '../../../src/cache/l2/store.js';
 import { Tiers } from '../../../src/cache/tiers.js';
 import { Generations } from '../../../src/purge/generations.js';
 import { configWith } from '../../../src/config/load.js';
@@ -24,30 +23,22 @@ import { FakeClock } from '../../helpers/fake-clock.js';
 import { makeEntry } from '../../helpers/redis-tier.js';
 
 const WS = 'acme' as WorkspaceId;
-const LOADED: Generation = { all: 0, list: 0 };
 const UUID = '0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c';
 
-/** A shared tier that records its writes and, for each, whether L1 already held the value. */
+/** An L2 store that records its writes and, for each, whether L1 already held the value. */
 function recordingTier(l1: () => L1Cache): {
-  tier: SharedTier;
+  tier: L2Store;
   writes: Array<{ key: ResourceKey; inL1Already: boolean }>;
 } {
   const writes: Array<{ key: ResourceKey; inL1Already: boolean }> = [];
-  const tier: SharedTier = {
-    up: true,
+  const tier: L2Store = {
     get: () => Promise.resolve(undefined),
     set: (_ws, generation, values) => {
       for (const [key] of values)
         writes.push({ key, inL1Already: l1().peek(l1Key(WS, generation, key)) !== undefined });
       return Promise.resolve();
     },
-    getVerdict: () => Promise.resolve(undefined),
-    setVerdict: () => Promise.resolve(),
     tryLock: () => Promise.resolve({ state: 'unavailable' }),
-    loadGeneration: () => Promise.resolve(LOADED),
-    purge: () => Promise.reject(new Error('not in this test')),
-    onPurge: () => {},
-    close: () => Promise.resolve(),
   };
   return { tier, writes };
 }

@@ -44,7 +44,7 @@ void t.test(
     const logs = captureLogs();
     const app = buildApp(configWith({}), {
       logger: createLogger({ level: 'info', destination: logs.stream }),
-      sharedTier: null,
+      redis: null,
     });
     t.teardown(() => app.close());
     const notApplied = app.reload(

@@ -57,13 +57,11 @@ void t.test(
         auth: { mode: 'static', keyFile: join(dir, 'keys.json') },
       });
     t.match(
-      problemsOf(t, () =>
-        buildApp(withKeyFile(join(dir, 'missing')), { logger, sharedTier: null }),
-      ),
+      problemsOf(t, () => buildApp(withKeyFile(join(dir, 'missing')), { logger, redis: null })),
       [/^upstream\.serviceKeyFile: cannot read ".*missing" \(ENOENT\)$/],
     );
     t.match(
-      problemsOf(t, () => buildApp(withKeyFile(join(dir, 'empty')), { logger, sharedTier: null })),
+      problemsOf(t, () => buildApp(withKeyFile(join(dir, 'empty')), { logger, redis: null })),
       [/^upstream\.serviceKeyFile: ".*empty" is empty$/],
     );
     t.end();

@@ -4,7 +4,7 @@ import t from 'tap';
 import { asWorkspaceId } from '../../../src/brands.js';
 import { Generations } from '../../../src/purge/generations.js';
 import { l1Key, uuidKey, type Generation } from '../../../src/cache/entry/keys.js';
-import type { SharedTier } from '../../../src/cache/shared-tier.js';
+import type { PurgeStore } from '../../../src/purge/store.js';
 
 const acme = asWorkspaceId('acme')!;
 const globex = asWorkspaceId('globex')!;
@@ -13,7 +13,11 @@ const key = uuidKey('0b9c5e52-6f0e-4f7a-9a3c-000000000000');
 /** A table on a Redis that never answers a load (down), with a clock the test moves. */
 function table(): { generations: Generations; clock: { now: number } } {
   const clock = { now: 10_000 };
-  const shared = { loadGeneration: () => Promise.resolve(undefined) } as unknown as SharedTier;
+  const shared: PurgeStore = {
+    loadGeneration: () => Promise.resolve(undefined),
+    purge: () => Promise.reject(new Error('not in this test')),
+    onPurge: () => {},
+  };
   const generations = new Generations({
     shared,
     maxWorkspaces: 10,

@@ -5,7 +5,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { asWorkspaceId } from '../../../src/brands.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import { RequestLog, type RequestLine } from '../../../src/observability/request-log.js';
+import { RequestLog, type RequestLine } from '../../../src/http/request-log.js';
 import { captureLogs } from '../../helpers/capture-logs.js';
 
 const withoutTime = (text: string) => text.replace(/"time":\d+/g, '"time":0');

@@ -1,0 +1,163 @@
+/**
+ * The L2 store on Redis. Every command goes through the guard of the node that holds its
+ * workspace (redis/node-guards.ts), so a call answers a miss or a no-op rather than failing or
+ * stalling a request. Values are written only by a script that first checks the workspace's
+ * generation tokens (checked-set-script.ts); writes Redis could not take wait in a backlog.
+ */
+import { randomBytes } from 'node:crypto';
+import type { WorkspaceId } from '../../brands.js';
+import { systemClock, type Clock } from '../../clock.js';
+import { generationKey } from '../../redis/key-layout.js';
+import { defineScript, type ScriptRunner } from '../../redis/script.js';
+import type { SharedRedis } from '../../redis/shared-redis.js';
+import { decodeStored, encodeStored } from '../entry/codec.js';
+import { worthStoring, type StoredValue } from '../entry/entry.js';
+import { isKnown, type Generation, type ResourceKey } from '../entry/keys.js';
+import { CHECKED_SET_SCRIPT } from './checked-set-script.js';
+import { l2Key, lockKey } from './keys.js';
+import type { L2Store, LockOutcome } from './store.js';
+import { WriteBacklog, type PendingWrite } from './write-backlog.js';
+
+/** Deletes the lock only while it still holds our token, so a late release cannot free another holder's lock. */
+const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+/** Collaborators of the store. */
+export interface RedisL2StoreDeps {
+  /** Wall clock for turning staleUntil instants into Redis TTLs. */
+  readonly clock?: Clock;
+  /**
+   * A checked write found other generation tokens in Redis than the ones it was made under: a
+   * purge not read yet, or the hash evicted or lost. The caller forgets the workspace's generation.
+   */
+  readonly onForeignGeneration: (workspace: WorkspaceId) => void;
+}
+
+/** Values and locks in Redis. */
+export class RedisL2Store implements L2Store {
+  readonly #redis: SharedRedis;
+  readonly #clock: Clock;
+  readonly #onForeignGeneration: (workspace: WorkspaceId) => void;
+  readonly #backlog = new WriteBacklog();
+  readonly #checkedSet: ScriptRunner;
+  readonly #unlock: ScriptRunner;
+
+  constructor(redis: SharedRedis, deps: RedisL2StoreDeps) {
+    this.#redis = redis;
+    this.#clock = deps.clock ?? systemClock;
+    this.#onForeignGeneration = deps.onForeignGeneration;
+    this.#checkedSet = defineScript(redis.client, 'recgwCheckedSet', CHECKED_SET_SCRIPT);
+    this.#unlock = defineScript(redis.client, 'recgwUnlock', UNLOCK_SCRIPT);
+    redis.onAnswering(() => void this.#replayBacklog());
+  }
+
+  async get(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+  ): Promise<StoredValue | undefined> {
+    if (!isKnown(generation)) return undefined;
+    const { client, prefix } = this.#redis;
+    const raw = await this.#redis
+      .guardFor(workspace)
+      .attempt('get', () => client.getBuffer(l2Key(prefix, workspace, generation, key)), null);
+    // A value this build cannot read (older layout, foreign writer) is a miss, refilled on store.
+    return raw === null ? undefined : decodeStored(raw);
+  }
+
+  async set(
+    workspace: WorkspaceId,
+    generation: Generation,
+    values: ReadonlyArray<readonly [ResourceKey, StoredValue]>,
+  ): Promise<void> {
+    if (!isKnown(generation)) return;
+    const now = this.#clock.now();
+    const writes = values
+      .filter(([, value]) => worthStoring(value, now))
+      .map(([key, value]) => ({
+        name: l2Key(this.#redis.prefix, workspace, generation, key),
+        workspace,
+        generation,
+        key,
+        value,
+      }));
+    await this.#write(writes, now);
+  }
+
+  /**
+   * One checked script, one round trip (one workspace is one Cluster slot); what fails waits in
+   * the backlog. Every write of a call shares one workspace and generation.
+   */
+  async #write(writes: readonly PendingWrite[], now: number): Promise<void> {
+    const first = writes[0];
+    if (first === undefined) return;
+    const args: Array<string | Buffer> = [
+      String(first.generation.all),
+      String(first.generation.list),
+    ];
+    for (const { value } of writes) {
+      const ttl = value.staleUntil - now;
+      args.push(
+        encodeStored(value),
+        Number.isFinite(ttl) ? String(Math.max(1, Math.ceil(ttl))) : '0',
+      );
+    }
+    const keys = [
+      generationKey(this.#redis.prefix, first.workspace),
+      ...writes.map((write) => write.name),
+    ];
+    const written = await this.#redis
+      .guardFor(first.workspace)
+      .attempt('set', () => this.#checkedSet(keys.length, ...keys, ...args), undefined);
+    if (written === undefined) this.#backlog.add(writes);
+    // Redis holds other tokens: a purge not read yet, or a hash evicted or lost. Either way the
+    // generation in use is not Redis's: forget it, and the next request loads the current one.
+    else if (Number(written) === 0) this.#onForeignGeneration(first.workspace);
+  }
+
+  /**
+   * Replays postponed writes once Redis answers again (breaker closed, connection ready). Each
+   * goes through the same checked script, so one made under a generation Redis has since left
+   * (a purge during the outage, a restart without data) is refused there, atomically.
+   */
+  async #replayBacklog(): Promise<void> {
+    if (this.#backlog.size === 0 || !this.#redis.answering) return;
+    const now = this.#clock.now();
+    const groups = new Map<string, PendingWrite[]>();
+    for (const write of this.#backlog.drain(now)) {
+      const group = `${write.workspace}\n${write.generation.all}.${write.generation.list}`;
+      const writes = groups.get(group);
+      if (writes === undefined) groups.set(group, [write]);
+      else writes.push(write);
+    }
+    await Promise.all([...groups.values()].map((writes) => this.#write(writes, now)));
+  }
+
+  async tryLock(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+    ttlMs: number,
+  ): Promise<LockOutcome> {
+    if (!isKnown(generation)) return { state: 'unavailable' };
+    const { client, prefix } = this.#redis;
+    const guard = this.#redis.guardFor(workspace);
+    const name = lockKey(prefix, workspace, generation, key);
+    const token = randomBytes(16).toString('base64url');
+    const reply = await guard.attempt(
+      'lock',
+      () => client.set(name, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'),
+      undefined,
+    );
+    if (reply === undefined) return { state: 'unavailable' };
+    if (reply !== 'OK') return { state: 'held' };
+    let released = false;
+    const release = async (): Promise<void> => {
+      if (released) return;
+      released = true;
+      await this.#redis
+        .guardFor(workspace)
+        .attempt('lock', () => this.#unlock(1, name, token), undefined);
+    };
+    return { state: 'acquired', release };
+  }
+}

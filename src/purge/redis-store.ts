@@ -1,0 +1,182 @@
+/**
+ * Purge state in Redis: a workspace's generation is a hash of random tokens, and every purge is
+ * appended to a chained purge log (scripts.ts) that each instance reads (log.ts), woken over
+ * pub/sub (bus.ts). A purge rejects when Redis is unavailable, so the operator learns it did
+ * not happen; everything else answers `undefined` and the generation table runs on `unknown`.
+ */
+import { performance } from 'node:perf_hooks';
+import { Cluster } from 'ioredis';
+import type { Logger } from 'pino';
+import type { WorkspaceId } from '../brands.js';
+import { isKnown, type Generation, type ResourceKey } from '../cache/entry/keys.js';
+import { l2Key } from '../cache/l2/keys.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import { generationKey, purgeChannel, purgeLogKey } from '../redis/key-layout.js';
+import { defineScript, type ScriptRunner } from '../redis/script.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
+import { startPurgeBus } from './bus.js';
+import { PurgeLogReader } from './log.js';
+import {
+  LOAD_SCRIPT,
+  PURGE_LOG_SCRIPT,
+  PURGE_MOVE_SCRIPT,
+  PURGE_SCRIPT,
+  freshToken,
+} from './scripts.js';
+import type { PurgeListener, PurgeStore } from './store.js';
+
+/** How the purge log is kept and read (cache.purge). */
+export interface PurgeLogSettings {
+  /** Entries kept (approximately: MAXLEN ~). */
+  readonly logLength: number;
+  /** Read the log at least this often (ms). */
+  readonly pollInterval: number;
+}
+
+/** Collaborators of the store. */
+export interface RedisPurgeStoreDeps {
+  readonly metrics: GatewayMetrics;
+  readonly logger: Logger;
+  /** Defaults: 10,000 entries, read every second. */
+  readonly purgeLog?: PurgeLogSettings;
+}
+
+function token(raw: unknown): number {
+  const value = Number(raw);
+  return Number.isSafeInteger(value) && value > 0 ? value : -1;
+}
+
+function toGeneration(fields: unknown): Generation {
+  const [all, list] = Array.isArray(fields) ? (fields as unknown[]) : [];
+  return { all: token(all), list: token(list) };
+}
+
+/** The purge state of one deployment in Redis. */
+export class RedisPurgeStore implements PurgeStore {
+  readonly #redis: SharedRedis;
+  readonly #logger: Logger;
+  readonly #listeners: PurgeListener[] = [];
+  readonly #log: PurgeLogReader;
+  readonly #logLength: number;
+  readonly #stopBus: () => void;
+  /** When the last complete log read began (monotonic ms), for the lag gauge. */
+  #syncedAt = -Infinity;
+  readonly #load: ScriptRunner;
+  readonly #purge: ScriptRunner;
+  readonly #purgeMove: ScriptRunner;
+  readonly #purgeLog: ScriptRunner;
+
+  constructor(redis: SharedRedis, deps: RedisPurgeStoreDeps) {
+    this.#redis = redis;
+    this.#logger = deps.logger;
+    this.#logLength = deps.purgeLog?.logLength ?? 10_000;
+    this.#load = defineScript(redis.client, 'recgwLoadGeneration', LOAD_SCRIPT);
+    this.#purge = defineScript(redis.client, 'recgwPurge', PURGE_SCRIPT);
+    this.#purgeMove = defineScript(redis.client, 'recgwPurgeMove', PURGE_MOVE_SCRIPT);
+    this.#purgeLog = defineScript(redis.client, 'recgwPurgeLog', PURGE_LOG_SCRIPT);
+    const fanOut: PurgeListener = {
+      forget: (workspace) => this.#each((listener) => listener.forget(workspace)),
+      forgetAll: () => this.#each((listener) => listener.forgetAll()),
+      synced: (at) => {
+        const first = this.#syncedAt === -Infinity;
+        this.#syncedAt = at;
+        this.#each((listener) => listener.synced(at));
+        if (first) redis.publishUp();
+      },
+    };
+    this.#log = new PurgeLogReader({
+      client: redis.client,
+      // The log is one key on one node; its reads count on the connection's own guard.
+      guard: redis.instanceGuard,
+      key: purgeLogKey(redis.prefix),
+      maxLength: this.#logLength,
+      pollMs: deps.purgeLog?.pollInterval ?? 1_000,
+      listener: fanOut,
+      logger: deps.logger,
+      metrics: deps.metrics,
+    });
+    this.#stopBus = startPurgeBus({
+      subscriber: redis.subscriber,
+      channel: purgeChannel(redis.prefix),
+      guard: redis.instanceGuard,
+      wake: () => this.#log.wake(),
+    });
+    // Before the log is read once, no generation is trusted: Redis is not up for the gateway.
+    redis.addUpCheck(() => this.#log.lastId !== null);
+    // Catch up on the purges made while away (the first time: learn where the log ends).
+    redis.onAnswering(() => this.#log.start());
+    redis.onClose(() => {
+      this.#stopBus();
+      this.#log.stop();
+    });
+    const lag = deps.metrics.purgeLogLag;
+    deps.metrics.onScrape(() =>
+      lag.set(this.#log.lastId === null ? -1 : (performance.now() - this.#syncedAt) / 1000),
+    );
+  }
+
+  async loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined> {
+    const hash = generationKey(this.#redis.prefix, workspace);
+    const fields = await this.#redis
+      .guardFor(workspace)
+      .attempt('generation', () => this.#load(1, hash, freshToken(), freshToken()), undefined);
+    if (fields === undefined) return undefined;
+    const generation = toGeneration(fields);
+    return isKnown(generation) && generation.list > 0 ? generation : undefined;
+  }
+
+  async purge(
+    workspace: WorkspaceId,
+    part: 'all' | 'list',
+    keys: readonly ResourceKey[],
+  ): Promise<Generation> {
+    const { client, prefix } = this.#redis;
+    const hash = generationKey(prefix, workspace);
+    const log = purgeLogKey(prefix);
+    return this.#redis.guardFor(workspace).run('purge', async () => {
+      let doomed: string[] = [];
+      if (keys.length > 0) {
+        // Recording values are tagged by `all` only; a workspace purge racing this one moves
+        // `all` and orphans them anyway, so reading it first is enough.
+        const current = toGeneration(await client.hmget(hash, 'all', 'list'));
+        doomed = keys.map((key) => l2Key(prefix, workspace, current, key));
+      }
+      const args = [
+        part,
+        freshToken(),
+        freshToken(),
+        String(this.#logLength),
+        workspace,
+        purgeChannel(prefix),
+      ];
+      if (client instanceof Cluster) {
+        const moved = await this.#purgeMove(1 + doomed.length, hash, ...doomed, ...args);
+        await this.#purgeLog(1, log, ...args);
+        return toGeneration(moved);
+      }
+      return toGeneration(await this.#purge(2 + doomed.length, hash, log, ...doomed, ...args));
+    });
+  }
+
+  onPurge(listener: PurgeListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Tells the listeners to forget a workspace (an L2 write found Redis on another generation). */
+  forget(workspace: WorkspaceId): void {
+    this.#each((listener) => listener.forget(workspace));
+  }
+
+  #each(call: (listener: PurgeListener) => void): void {
+    for (const listener of this.#listeners) {
+      try {
+        call(listener);
+      } catch (error) {
+        this.#logger.error(
+          { err: error instanceof Error ? error.message : String(error) },
+          'purge listener failed',
+        );
+      }
+    }
+  }
+}
