@@ -11,14 +11,12 @@ declare module 'autocannon' {
   }
   interface Percentiles {
     average: number;
-    p50: number;
     p99: number;
     total: number;
   }
   interface AutocannonResult {
     requests: Percentiles;
     latency: Percentiles;
-    duration: number;
     errors: number;
     timeouts: number;
     non2xx: number;
@@ -30,7 +28,6 @@ declare module 'autocannon' {
     pipelining?: number;
     duration?: number;
     amount?: number;
-    headers?: Record<string, string>;
     requests?: AutocannonRequest[];
   }
   function autocannon(options: AutocannonOptions): Promise<AutocannonResult>;

@@ -4,7 +4,7 @@
  * recording) and its L2 hit against the ceiling and Fastify replaying the gateway's own answers
  * (same bytes, same headers), with a second Fastify as the control.
  */
-import { alternate, type Entrant } from './compare.js';
+import { alternate } from './compare.js';
 import { scrape, metricSum, scratchFile, startReference, type Gateway } from './processes.js';
 import { recordHits } from './record.js';
 import { comparison, type CaseResult } from './report.js';
@@ -13,8 +13,14 @@ import { clientHeaders, gateway, hitPaths, recordingPaths, type Bench } from './
 /** More recordings than connections, requested in turn, so no two requests in flight share a Redis read. */
 const DISTINCT = 200;
 
-/** Starts the ceiling, Fastify and its control on the gateway's recorded answers; all four in load order. */
-async function entrants(b: Bench, gw: Gateway, paths: readonly string[]): Promise<Entrant[]> {
+/** Loads the gateway beside the ceiling, Fastify and its control replaying the gateway's recorded answers. */
+async function againstReferences(
+  b: Bench,
+  gw: Gateway,
+  paths: string[],
+  name: string,
+  question: string,
+): Promise<CaseResult> {
   const answers = await recordHits(gw.port, paths, clientHeaders(b.sim));
   const file = scratchFile(`answers-${Date.now()}.json`, JSON.stringify(answers));
   const fastify = b.requestLog ? 'fastify-log' : 'fastify';
@@ -24,30 +30,29 @@ async function entrants(b: Bench, gw: Gateway, paths: readonly string[]): Promis
     return server;
   };
   // The control sits at the far end from Fastify, so the order's effect shows in its spread.
-  return [
+  const entrants = [
     { label: 'Fastify', server: await start(fastify) },
     { label: 'ceiling', server: await start('ceiling') },
     { label: 'gateway', server: gw },
     { label: 'control', server: await start(fastify) },
   ];
+  const load = { paths, headers: clientHeaders(b.sim) };
+  const measured = await alternate(b.settings, entrants, load);
+  return comparison(name, question, measured, 'Fastify', 'control');
 }
 
 /** The L1 hit of `which` path. */
 export async function l1HitCase(b: Bench, which: 'list' | 'recording'): Promise<CaseResult> {
   const path = hitPaths(b.sim)[which];
   const gw = await gateway(b);
-  const measured = await alternate(b.settings, await entrants(b, gw, [path]), {
-    paths: [path],
-    headers: clientHeaders(b.sim),
-  });
-  const text = await scrape(gw.adminPort);
-  const result = comparison(
+  const result = await againstReferences(
+    b,
+    gw,
+    [path],
     `l1-${which}`,
     `L1 hit of ${which === 'list' ? 'a 30-recording list page' : 'one recording'}: gateway, ceiling and Fastify + lru-cache`,
-    measured,
-    'Fastify',
-    'control',
   );
+  const text = await scrape(gw.adminPort);
   result.notes.push(
     `Gateway at log level ${b.requestLog ? 'info (request log on), Fastify with logger: true' : 'warn (no request log), Fastify without a logger (its default)'}. ` +
       `Upstream calls during the case: ${metricSum(text, 'recgw_upstream_requests_total')} (the warm-up's miss).`,
@@ -68,23 +73,14 @@ export async function l2HitCase(b: Bench): Promise<CaseResult> {
   if (b.settings.connections >= DISTINCT) throw new Error(`use fewer than ${DISTINCT} connections`);
   const paths = recordingPaths(b.sim, DISTINCT);
   const before = await scrape(gw.adminPort);
-  const measured = await alternate(b.settings, await entrants(b, gw, paths), {
-    paths,
-    headers: clientHeaders(b.sim),
-  });
+  const name = `L2 (Redis) hit, ${DISTINCT} recordings in turn`;
+  const result = await againstReferences(b, gw, paths, 'l2-hit', name);
   const after = await scrape(gw.adminPort);
   const count = (text: string, labels: string) =>
     metricSum(text, 'recgw_cache_lookups_total', labels);
   const l2Hits = count(after, 'tier="l2",result="hit"') - count(before, 'tier="l2",result="hit"');
   const l1Hits = count(after, 'tier="l1",result="hit"') - count(before, 'tier="l1",result="hit"');
   if (l1Hits > 0) throw new Error(`L2 case: ${l1Hits} L1 hits, so it did not measure L2`);
-  const result = comparison(
-    'l2-hit',
-    `L2 (Redis) hit, ${DISTINCT} recordings in turn`,
-    measured,
-    'Fastify',
-    'control',
-  );
   result.notes.push(
     `L2 hits counted by the gateway: ${l2Hits}; L1 hits: ${l1Hits} (L1 bound: 1 byte).`,
   );

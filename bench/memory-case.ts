@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimulator } from '../src/sim/server.js';
 import { metricSum, rssOf, scrape, startReference, type Server } from './processes.js';
 import type { CaseResult } from './report.js';
-import { clientHeaders, gateway, type Bench } from './setup.js';
+import { clientHeaders, gateway, recordingPaths, type Bench } from './setup.js';
 
 const COUNT = 100_000;
 const MIB = 1024 * 1024;
@@ -47,12 +47,12 @@ export async function memoryCase(b: Bench): Promise<CaseResult> {
     });
     await sleep(SETTLE_MS);
     const idle = rssOf(gw.pid);
-    const paths = sim.data['acme']!.map((r) => `/api/external/v2/recordings/${r.id}`);
+    const paths = recordingPaths(sim, COUNT);
     const headers = clientHeaders(sim);
     const filling = Date.now();
     await fill(gw, paths, headers);
     const fillSeconds = Math.round((Date.now() - filling) / 1000);
-    const bodies = sim.data['acme']!.map((r, i) => `${paths[i]!}\t${JSON.stringify(r)}`);
+    const bodies = sim.data['acme']!.map((r, i) => `${paths[i]!}\t${JSON.stringify(r)}\n`);
     const baseline = await startReference('map', '', bodies);
     b.started.push(baseline);
     gw.process.kill('SIGUSR2');

@@ -3,7 +3,7 @@
  * keep-alive connection, to the simulator directly and through a gateway that never caches
  * (every TTL 0), alternating round by round; the difference of the medians is what a miss adds.
  */
-import { median } from './compare.js';
+import { median, quantile } from './compare.js';
 import { timedGets } from './record.js';
 import type { CaseResult, Row } from './report.js';
 import { clientHeaders, gateway, type Bench } from './setup.js';
@@ -41,8 +41,8 @@ export async function missCase(b: Bench): Promise<CaseResult> {
         const before = b.sim.counters.total;
         const times = await run();
         if (which === 'gateway') upstreamCalls += b.sim.counters.total - before;
-        p50[which].push(times[Math.floor(times.length / 2)]!);
-        p99[which].push(times[Math.ceil(times.length * 0.99) - 1]!);
+        p50[which].push(quantile(times, 0.5));
+        p99[which].push(quantile(times, 0.99));
       }
     }
     const added = median(p50.gateway) - median(p50.direct);

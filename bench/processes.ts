@@ -8,13 +8,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { freePort } from '../test/helpers/free-port.js';
+import { freePort, spawnRedisServer, waitFor } from '../test/helpers/redis.js';
 import { RUNTIME_ENV } from '../test/helpers/runtime-env.js';
 
 /** A process the bench started and must stop. */
@@ -35,8 +34,6 @@ export interface Gateway extends Server {
   readonly adminPort: number;
 }
 
-export { freePort };
-
 const canPin = cpus().length > 1 && spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status === 0;
 /** The cores the servers under test run on (every core when nothing pins). */
 export const SERVER_CPUS = canPin ? '1' : null;
@@ -54,14 +51,6 @@ function run(args: string[], cpuList: string | null, options: Parameters<typeof 
   return cpuList === null
     ? spawn(args[0]!, args.slice(1), options)
     : spawn('taskset', ['-c', cpuList, ...args], options);
-}
-
-async function until(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 function child(process: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Child {
@@ -82,30 +71,8 @@ function child(process: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Child
 /** Starts redis-server on a free port (no persistence) and waits until it answers. */
 export async function startRedis(port?: number): Promise<Child & { url: string; port: number }> {
   const p = port ?? (await freePort());
-  const args = ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-  const redis = spawn('redis-server', args, { stdio: 'ignore' });
-  await until(() => ping(p), 5000, `redis-server on ${p}`);
-  // A kill, as a crash would be: the data is gone when it comes back.
-  return { ...child(redis, 'SIGKILL'), url: `redis://127.0.0.1:${p}`, port: p };
-}
-
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.setTimeout(300, () => socket.destroy());
-    socket.once('error', () => resolve(false));
-    socket.once('close', () => resolve(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => {
-      resolve(data.toString().startsWith('+PONG'));
-      socket.destroy();
-    });
-  });
-}
-
-/** Whether a redis-server binary can be run here. */
-export function hasRedisServer(): boolean {
-  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+  // Stopped by a kill, as a crash would be: the data is gone when it comes back.
+  return { ...child(await spawnRedisServer(p), 'SIGKILL'), url: `redis://127.0.0.1:${p}`, port: p };
 }
 
 /** Options of {@link startGateway}. */
@@ -171,7 +138,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     return text !== '' && (workers === 1 || metricSum(text, 'recgw_workers_ready') === workers);
   };
   try {
-    await until(ready, 20_000, 'the gateway to be ready');
+    await waitFor(ready, 20_000, 'the gateway to be ready');
   } catch (error) {
     gateway.kill('SIGKILL');
     throw error;
@@ -180,7 +147,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 }
 
 /**
- * Starts reference.ts as `kind` with `arg`, on the server core, writing `input` lines to its
+ * Starts reference.ts as `kind` with `arg`, on the server core, writing `input` (lines, each with its newline) to its
  * stdin; resolves with its port once it prints it.
  */
 export async function startReference(
@@ -194,7 +161,7 @@ export async function startReference(
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'inherit'],
     env: { ...process.env, ...RUNTIME_ENV },
   });
-  if (input !== undefined) void writeLines(ref.stdin!, input);
+  if (input !== undefined) Readable.from(input).pipe(ref.stdin!);
   const lines = createInterface({ input: ref.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
     lines.once('line', resolve);
@@ -204,12 +171,6 @@ export async function startReference(
   ref.stdout!.resume();
   const said = JSON.parse(first) as { port: number };
   return { ...child(ref), port: said.port, said };
-}
-
-async function writeLines(stdin: NodeJS.WritableStream, lines: Iterable<string>): Promise<void> {
-  for (const line of lines)
-    if (!stdin.write(`${line}\n`)) await new Promise((resolve) => stdin.once('drain', resolve));
-  stdin.end();
 }
 
 /** GETs a path of the admin listener and returns the body (throws unless 200). */
@@ -233,17 +194,6 @@ export function metricSum(text: string, name: string, labels = ''): number {
     sum += Number(rest.slice(rest.lastIndexOf(' ') + 1));
   }
   return sum;
-}
-
-/** Every sample of a metric as label text → value. */
-export function metricSeries(text: string, name: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const close = line.lastIndexOf('}');
-    out[line.slice(name.length + 1, close)] = Number(line.slice(close + 2));
-  }
-  return out;
 }
 
 /** Resident memory of a process, bytes (Linux /proc; NaN elsewhere). */

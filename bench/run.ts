@@ -14,9 +14,9 @@ import { missCase } from './miss-case.js';
 import { pinSelf } from './processes.js';
 import { quotaCase } from './quota-case.js';
 import { host, markdown, type CaseResult } from './report.js';
-import { lazyRedis, type Bench } from './setup.js';
+import { lazyRedis, setting, type Bench } from './setup.js';
 import { workersCase } from './workers-case.js';
-import { defaultL1, lruL1, traceReplayCase } from './trace-replay-case.js';
+import { configuredL1, traceReplayCase } from './trace-replay-case.js';
 import { zipfCase } from './zipf-case.js';
 
 const CASES: Record<string, (b: Bench) => Promise<CaseResult>> = {
@@ -28,44 +28,21 @@ const CASES: Record<string, (b: Bench) => Promise<CaseResult>> = {
   memory: memoryCase,
   quota: quotaCase,
   workers: workersCase,
-  'trace-replay': () => {
-    const replay = traceReplayCase(defaultL1(), lruL1);
-    return Promise.resolve({
-      name: replay.name,
-      question: 'hit ratios of the L1 on replayed traces, beside plain LRU and the optimum',
-      rows: replay.rows.map((row) => ({
-        label: row.label,
-        figures: Object.entries(row.extra ?? {})
-          .map(([k, v]) => `${k} ${v}`)
-          .join(', '),
-      })),
-      notes: [
-        ...replay.notes,
-        ...replay.checks.map((c) => `${c.met ? 'met' : 'MISS'}: ${c.target}: ${c.measured}`),
-      ],
-    });
-  },
+  'trace-replay': () => Promise.resolve(traceReplayCase(configuredL1())),
 };
-
-function settingsFrom(env: NodeJS.ProcessEnv): Settings {
-  const num = (name: string, fallback: number): number => {
-    const value = Number(env[name]);
-    return env[name] !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
-  };
-  return {
-    seconds: num('BENCH_DURATION', 3),
-    rounds: Math.round(num('BENCH_ROUNDS', 4)),
-    warmup: num('BENCH_WARMUP', 1),
-    connections: Math.round(num('BENCH_CONNECTIONS', 50)),
-  };
-}
 
 async function main(): Promise<void> {
   const only = process.env['BENCH_ONLY']?.split(',').map((s) => s.trim());
   const unknown = only?.filter((name) => !(name in CASES)) ?? [];
   if (unknown.length > 0)
     throw new Error(`unknown case ${unknown.join(', ')}; cases: ${Object.keys(CASES).join(', ')}`);
-  const settings = settingsFrom(process.env);
+  const env = process.env;
+  const settings: Settings = {
+    seconds: setting(env, 'BENCH_DURATION', 3),
+    rounds: Math.round(setting(env, 'BENCH_ROUNDS', 4)),
+    warmup: setting(env, 'BENCH_WARMUP', 1),
+    connections: Math.round(setting(env, 'BENCH_CONNECTIONS', 50)),
+  };
   const header = [
     host(),
     pinSelf(),

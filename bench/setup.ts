@@ -22,6 +22,21 @@ export interface Bench {
   readonly started: Child[];
 }
 
+/** A positive number from the environment, `fallback` when unset; anything else is an error. */
+export function setting(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  parse: (raw: string) => number | undefined = Number,
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = parse(raw);
+  if (value === undefined || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(`${name} must be positive, got ${raw}`);
+  return value;
+}
+
 /** Request headers of a workspace's client: its Host, a valid key, JSON. */
 export function clientHeaders(sim: Simulator, workspace = 'acme'): Record<string, string> {
   return {

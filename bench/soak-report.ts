@@ -1,93 +1,49 @@
-/** Turns the soak run's tallies and samples into the summary (JSON) and the report (Markdown). */
-import type { ScheduledFault } from './soak-plan.js';
+/** What the soak run measures: the gateway's samples, the summary (JSON) and the report (Markdown). */
+import { median, quantile } from './compare.js';
+import { metricSum, scrape } from './processes.js';
 import type { RedisOutage, Tally } from './soak-load.js';
+import type { ScheduledFault } from './soak-plan.js';
 
-/** One sample of the gateway's process and cache, every few seconds. */
-export interface Sample {
-  /** Seconds since the start. */
-  readonly t: number;
-  readonly rssMiB: number;
-  readonly heapUsedMiB: number;
-  /** Buffers outside the V8 heap (cached bodies and their encodings live here). */
-  readonly externalMiB: number;
-  readonly l1MiB: number;
-  readonly l1Entries: number;
-  readonly circuit: number;
-  readonly redisUp: number;
-  /** Redis commands failed or timed out so far. */
-  readonly redisErrors: number;
-  /** Event-loop lag p99 over the last interval, ms. */
-  readonly lagP99Ms: number;
-}
-
-/** Everything the run reports. */
-export interface SoakSummary {
-  readonly startedAt: string;
-  readonly node: string;
-  readonly durationSec: number;
-  readonly settings: Record<string, unknown>;
-  readonly requests: number;
-  readonly rps: number;
-  readonly statuses: Record<string, number>;
-  readonly byKind: Record<string, Record<string, number>>;
-  readonly latencyMs: { p50: number; p99: number; max: number };
-  readonly upstreamCalls: number;
-  readonly upstreamOutcomes: Record<string, number>;
-  readonly fiveXxCachedBefore: number;
-  readonly fiveXxMaybeEvicted: number;
-  readonly invalidAnswers: number;
-  readonly nulledUrls: number;
-  readonly transportErrors: number;
-  readonly gatewayErrorLogLines: number;
-  readonly faults: ReadonlyArray<
-    ScheduledFault & { window: { requests: number; fiveXx: number; p99: number } }
-  >;
-  readonly redisOutages: readonly RedisOutage[];
-  readonly windows: ReadonlyArray<{
-    t: number;
-    requests: number;
-    fiveXx: number;
-    p50: number;
-    p99: number;
-  }>;
-  readonly rss: {
-    warmupEndSec: number | null;
-    baselineMiB: number | null;
-    maxDeviationPct: number | null;
-    series: readonly Sample[];
-  };
-  readonly examples: readonly string[];
-  readonly pass: { noFiveXxForCached: boolean; noInvalidData: boolean; rssFlat: boolean };
-}
-
-/** The q-quantile (0..1) of unsorted values, nearest rank. */
-export function quantile(values: readonly number[], q: number): number {
-  if (values.length === 0) return 0;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
+const MiB = 1024 * 1024;
+const WINDOW_MS = 10_000;
 
 const round = (value: number, digits = 1): number =>
   Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** The gateway's process and cache as its /metrics show them, `t` seconds into the run. */
+export async function sample(adminPort: number, t: number) {
+  const text = await scrape(adminPort);
+  const sum = (name: string, labels?: string): number => metricSum(text, name, labels);
+  const mib = (name: string, labels?: string): number => round(sum(name, labels) / MiB);
+  return {
+    t,
+    rssMiB: mib('process_resident_memory_bytes'),
+    heapUsedMiB: mib('nodejs_heap_size_used_bytes'),
+    // Buffers outside the V8 heap: cached bodies and their encodings live here.
+    externalMiB: mib('nodejs_external_memory_bytes'),
+    l1MiB: mib('recgw_cache_bytes', 'tier="l1"'),
+    l1Entries: sum('recgw_cache_entries', 'tier="l1"'),
+    circuit: sum('recgw_circuit_state'),
+    redisUp: sum('recgw_redis_up'),
+    redisErrors: sum('recgw_redis_errors_total'),
+    lagP99Ms: round(sum('nodejs_eventloop_lag_p99_seconds') * 1000),
+  };
+}
+
+/** One sample of the gateway. */
+export type Sample = Awaited<ReturnType<typeof sample>>;
 
 /**
  * RSS after warm-up: warm-up ends at the first sample where L1 holds at least 90% of its bound
  * (and no earlier than `minWarmupSec`); the baseline is the median of the next three samples;
  * the deviation is the largest distance from it over every later sample.
  */
-export function rssFlatness(
-  samples: readonly Sample[],
-  l1BoundMiB: number,
-  minWarmupSec: number,
-): SoakSummary['rss'] {
+function rssFlatness(samples: readonly Sample[], l1BoundMiB: number, minWarmupSec: number) {
   const end = samples.findIndex((s) => s.t >= minWarmupSec && s.l1MiB >= 0.9 * l1BoundMiB);
   if (end < 0 || end + 3 > samples.length)
     return { warmupEndSec: null, baselineMiB: null, maxDeviationPct: null, series: samples };
   const after = samples.slice(end);
-  const baseline = quantile(
-    after.slice(0, 3).map((s) => s.rssMiB),
-    0.5,
-  );
+  const baseline = median(after.slice(0, 3).map((s) => s.rssMiB));
   const deviation = Math.max(...after.map((s) => Math.abs(s.rssMiB - baseline) / baseline));
   return {
     warmupEndSec: samples[end]!.t,
@@ -97,41 +53,94 @@ export function rssFlatness(
   };
 }
 
-/** The per-window series and the figures of each fault window. */
-export function windows(
-  tally: Tally,
-  schedule: readonly ScheduledFault[],
-): Pick<SoakSummary, 'windows' | 'faults'> {
-  const seconds = tally.windowMs / 1000;
-  const series = tally.windows.map((w, i) => ({
-    t: i * seconds,
-    requests: w.requests,
-    fiveXx: w.fiveXx,
-    p50: round(quantile(w.latencies, 0.5), 2),
-    p99: round(quantile(w.latencies, 0.99), 2),
-  }));
-  const faults = schedule.map((fault) => {
-    const inside = tally.windows.slice(
-      Math.floor(fault.at / seconds),
-      Math.ceil(fault.until / seconds),
-    );
-    return {
-      ...fault,
-      window: {
-        requests: inside.reduce((sum, w) => sum + w.requests, 0),
-        fiveXx: inside.reduce((sum, w) => sum + w.fiveXx, 0),
-        p99: round(
-          quantile(
-            inside.flatMap((w) => w.latencies),
-            0.99,
-          ),
-          2,
-        ),
-      },
-    };
-  });
-  return { windows: series, faults };
+/** Requests, 5xx and latency quantiles of some answers. */
+function stats(answers: Tally['answers']) {
+  const ms = answers.map((a) => a.ms);
+  return {
+    requests: answers.length,
+    fiveXx: answers.filter((a) => a.status >= 500).length,
+    p50: round(quantile(ms, 0.5), 2),
+    p99: round(quantile(ms, 0.99), 2),
+  };
 }
+
+/** What the run saw, as soak.ts collects it. */
+export interface RunFacts {
+  readonly startedAt: number;
+  readonly settings: { durationSec: number; warmupSec: number } & Record<string, unknown>;
+  readonly l1MaxMiB: number;
+  readonly tally: Tally;
+  readonly samples: readonly Sample[];
+  readonly schedule: readonly ScheduledFault[];
+  readonly outages: readonly RedisOutage[];
+  readonly upstreamCalls: number;
+  readonly upstreamOutcomes: Record<string, number>;
+  readonly gatewayErrorLogLines: number;
+}
+
+/** Everything the run reports, with its three checks. */
+export function summarize(run: RunFacts) {
+  const { tally, settings } = run;
+  const statuses: Record<string, number> = {};
+  const byKind: Record<string, Record<string, number>> = {};
+  for (const { kind, status } of tally.answers) {
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    const ofKind = (byKind[kind] ??= {});
+    ofKind[status] = (ofKind[status] ?? 0) + 1;
+  }
+  const latencies = tally.answers.map((a) => a.ms);
+  // Each fault's figures over the whole 10 s windows it touches.
+  const faults = run.schedule.map((fault) => {
+    const from = Math.floor((fault.at * 1000) / WINDOW_MS) * WINDOW_MS;
+    const to = Math.ceil((fault.until * 1000) / WINDOW_MS) * WINDOW_MS;
+    return { ...fault, window: stats(tally.answers.filter((a) => a.at >= from && a.at < to)) };
+  });
+  const buckets: Array<Tally['answers']> = [];
+  for (const answer of tally.answers)
+    (buckets[Math.floor(answer.at / WINDOW_MS)] ??= []).push(answer);
+  const rss = rssFlatness(run.samples, run.l1MaxMiB, settings.warmupSec);
+  return {
+    startedAt: new Date(run.startedAt).toISOString(),
+    node: process.versions.node,
+    durationSec: settings.durationSec,
+    settings,
+    requests: tally.answers.length,
+    rps: tally.answers.length / settings.durationSec,
+    statuses,
+    byKind,
+    latencyMs: {
+      p50: quantile(latencies, 0.5),
+      p99: quantile(latencies, 0.99),
+      max: quantile(latencies, 1),
+    },
+    upstreamCalls: run.upstreamCalls,
+    upstreamOutcomes: run.upstreamOutcomes,
+    fiveXxCachedBefore: tally.fiveXxCachedBefore,
+    fiveXxMaybeEvicted: tally.fiveXxMaybeEvicted,
+    invalidAnswers: tally.invalid,
+    nulledUrls: tally.nulledUrls,
+    transportErrors: tally.transportErrors,
+    gatewayErrorLogLines: run.gatewayErrorLogLines,
+    faults,
+    redisOutages: run.outages,
+    windows: Array.from(buckets, (w = [], i) => ({ t: (i * WINDOW_MS) / 1000, ...stats(w) })),
+    rss,
+    examples: tally.examples,
+    pass: {
+      noFiveXxForCached: tally.fiveXxCachedBefore === 0,
+      noInvalidData: tally.invalid === 0,
+      rssFlat: rss.maxDeviationPct !== null && rss.maxDeviationPct <= 10,
+    },
+  };
+}
+
+/** The summary of a run. */
+export type SoakSummary = ReturnType<typeof summarize>;
+
+const pairs = (record: Record<string, unknown>, sep = ': '): string =>
+  Object.entries(record)
+    .map(([k, v]) => `${k}${sep}${String(v)}`)
+    .join(', ');
 
 /** The Markdown report. */
 export function markdown(s: SoakSummary): string {
@@ -140,9 +149,7 @@ export function markdown(s: SoakSummary): string {
     `# Soak run, ${s.startedAt}`,
     '',
     `${s.durationSec} s of mixed load on Node ${s.node}: ${s.requests} requests (${round(s.rps)} req/s), ${s.upstreamCalls} upstream calls.`,
-    `Settings: ${Object.entries(s.settings)
-      .map(([k, v]) => `${k}=${String(v)}`)
-      .join(', ')}.`,
+    `Settings: ${pairs(s.settings, '=')}.`,
     '',
     '| check | result | |',
     '|---|---|---|',
@@ -155,22 +162,13 @@ export function markdown(s: SoakSummary): string {
     `| client transport errors | ${s.transportErrors} | |`,
     `| gateway error log lines | ${s.gatewayErrorLogLines} | |`,
     '',
-    `Statuses: ${Object.entries(s.statuses)
-      .map(([k, v]) => `${k}: ${v}`)
-      .join(', ')}.`,
+    `Statuses: ${pairs(s.statuses)}.`,
     '',
     '| request kind | statuses |',
     '|---|---|',
-    ...Object.entries(s.byKind).map(
-      ([kind, statuses]) =>
-        `| ${kind} | ${Object.entries(statuses)
-          .map(([k, v]) => `${k}: ${v}`)
-          .join(', ')} |`,
-    ),
+    ...Object.entries(s.byKind).map(([kind, statuses]) => `| ${kind} | ${pairs(statuses)} |`),
     '',
-    `Upstream outcomes (gateway metrics): ${Object.entries(s.upstreamOutcomes)
-      .map(([k, v]) => `${k}: ${v}`)
-      .join(', ')}.`,
+    `Upstream outcomes (gateway metrics): ${pairs(s.upstreamOutcomes)}.`,
     '',
     '| fault | from (s) | to (s) | requests | 5xx | p99 (ms) |',
     '|---|---|---|---|---|---|',
@@ -181,10 +179,7 @@ export function markdown(s: SoakSummary): string {
     '',
     '| t (s) | RSS (MiB) | heap used (MiB) | external (MiB) | L1 (MiB) | L1 entries | circuit | redis_up | Redis errors | loop lag p99 (ms) |',
     '|---|---|---|---|---|---|---|---|---|---|',
-    ...s.rss.series.map(
-      (r) =>
-        `| ${r.t} | ${r.rssMiB} | ${r.heapUsedMiB} | ${r.externalMiB} | ${r.l1MiB} | ${r.l1Entries} | ${r.circuit} | ${r.redisUp} | ${r.redisErrors} | ${r.lagP99Ms} |`,
-    ),
+    ...s.rss.series.map((r) => `| ${Object.values(r).join(' | ')} |`),
   ];
   if (s.examples.length > 0) lines.push('', 'Examples:', '', ...s.examples.map((e) => `- ${e}`));
   return `${lines.join('\n')}\n`;

@@ -17,6 +17,7 @@ import { valuesAskedBy } from '../src/cache/entry/recording-values.js';
 import type { WorkspaceId } from '../src/brands.js';
 import { GatewayMetrics } from '../src/observability/metrics.js';
 import { configWith } from '../src/config/load.js';
+import { markdown, type CaseResult } from './report.js';
 
 /** Recordings per trace and requests per trace (the issue's external run used the same). */
 const RECORDINGS = 20_000;
@@ -29,6 +30,8 @@ const BY_LINK = 0.1;
  */
 const BUDGET_PER_RECORDING = 2454;
 const FRACTIONS = [0.005, 0.01, 0.05, 0.1];
+/** Recordings of the quiet workspace in the two-tenant trace. */
+const QUIET = 1000;
 
 /** mulberry32: small, fast, seeded. */
 function seeded(seed: number): () => number {
@@ -42,121 +45,82 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** One request: which recording (index into the trace's recordings) and whether by link code. */
-interface Trace {
-  name: string;
-  /** Recording index per request. */
-  ids: Int32Array;
-  /** Workspace index per recording index (multi-tenant traces), else all 0. */
-  tenantOf: (id: number) => number;
-  recordings: number;
+/** A seeded trace: the recording asked for by each request, and the workspace of each recording. */
+function traceOf(
+  name: string,
+  seed: number,
+  drawer: (random: () => number) => (i: number) => number,
+  tenantOf = (_id: number): number => 0,
+) {
+  const draw = drawer(seeded(seed));
+  return { name, ids: Int32Array.from({ length: REQUESTS }, (_, i) => draw(i)), tenantOf };
 }
 
-function zipfTrace(name: string, s: number, seed: number): Trace {
-  const random = seeded(seed);
+/** Zipf over the recordings, its ranks shuffled onto ids so popularity does not follow creation order. */
+function shuffledZipf(s: number, random: () => number): () => number {
   const zipf = new Zipf(RECORDINGS, s, random);
-  // Ranks are shuffled onto ids so popularity does not follow creation order.
-  const perm = shuffled(RECORDINGS, random);
-  const ids = new Int32Array(REQUESTS);
-  for (let i = 0; i < REQUESTS; i++) ids[i] = perm[zipf.next()]!;
-  return { name, ids, tenantOf: () => 0, recordings: RECORDINGS };
-}
-
-/** Zipf 1.0 with a fifth of requests in sweeps of 200 recordings never asked for before. */
-function sweepTrace(seed: number): Trace {
-  const random = seeded(seed);
-  const zipf = new Zipf(RECORDINGS, 1, random);
-  const perm = shuffled(RECORDINGS, random);
-  const ids = new Int32Array(REQUESTS);
-  let cold = RECORDINGS;
-  for (let i = 0; i < REQUESTS;) {
-    if (i % 1000 === 800) for (let j = 0; j < 200 && i < REQUESTS; j++) ids[i++] = cold++;
-    else ids[i++] = perm[zipf.next()]!;
-  }
-  return { name: 'Zipf 1.0 + cold sweeps', ids, tenantOf: () => 0, recordings: cold };
-}
-
-/** A loop over 3% of the recordings (larger than most budgets) with Zipf 1.0 noise in a third of requests. */
-function loopTrace(seed: number): Trace {
-  const random = seeded(seed);
-  const zipf = new Zipf(RECORDINGS, 1, random);
-  const perm = shuffled(RECORDINGS, random);
-  const loop = Math.round(RECORDINGS * 0.03);
-  const ids = new Int32Array(REQUESTS);
-  let at = 0;
-  for (let i = 0; i < REQUESTS; i++)
-    ids[i] = random() < 1 / 3 ? perm[zipf.next()]! : RECORDINGS + (at++ % loop);
-  return { name: 'loop (3%) + Zipf', ids, tenantOf: () => 0, recordings: RECORDINGS + loop };
-}
-
-/**
- * Two workspaces: a quiet one (1,000 recordings, Zipf 1.0, a fifth of requests) and a busy one
- * whose requests are mostly first asks (Zipf 0.6 over the other recordings).
- */
-function tenantTrace(seed: number): Trace {
-  const random = seeded(seed);
-  const quietSize = 1000;
-  const quiet = new Zipf(quietSize, 1, random);
-  const busy = new Zipf(RECORDINGS - quietSize, 0.6, random);
-  const ids = new Int32Array(REQUESTS);
-  for (let i = 0; i < REQUESTS; i++)
-    ids[i] = random() < 0.2 ? quiet.next() : quietSize + busy.next();
-  return {
-    name: 'two tenants',
-    ids,
-    tenantOf: (id) => (id < quietSize ? 0 : 1),
-    recordings: RECORDINGS,
-  };
-}
-
-function shuffled(n: number, random: () => number): Int32Array {
-  const out = new Int32Array(n);
-  for (let i = 0; i < n; i++) out[i] = i;
-  for (let i = n - 1; i > 0; i--) {
+  const perm = Int32Array.from({ length: RECORDINGS }, (_, i) => i);
+  for (let i = RECORDINGS - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
-    const swap = out[i]!;
-    out[i] = out[j]!;
-    out[j] = swap;
+    [perm[i], perm[j]] = [perm[j]!, perm[i]!];
   }
-  return out;
+  return () => perm[zipf.next()]!;
 }
 
-/** A recording body of about 775 bytes, as the simulator's recordings are. */
-function bodyOf(id: number, uuid: string, code: string): Buffer {
-  const pad = 'x'.repeat(435 + (id % 150));
-  return Buffer.from(
-    JSON.stringify({
-      id: uuid,
-      link_code: code,
-      title: `Recording ${id}`,
-      duration_ms: 1000 + id,
-      created_at: '2026-01-01T00:00:00Z',
-      transcoded_url: `https://cdn.example.com/r/${uuid}.mp4?Expires=1800000000&Signature=${pad}`,
-    }),
-  );
-}
+type Trace = ReturnType<typeof traceOf>;
 
-function uuidOf(id: number): string {
-  const hex = id.toString(16).padStart(12, '0');
-  return `0b0f3f8e-6c1a-4a62-9a55-${hex}`;
-}
+const TRACES = (): Trace[] => [
+  traceOf('Zipf 1.0', 1, (random) => shuffledZipf(1, random)),
+  traceOf('Zipf 0.8', 2, (random) => shuffledZipf(0.8, random)),
+  // A fifth of the requests in sweeps of 200 recordings never asked for before.
+  traceOf('Zipf 1.0 + cold sweeps', 3, (random) => {
+    const hot = shuffledZipf(1, random);
+    let cold = RECORDINGS;
+    return (i) => (i % 1000 >= 800 ? cold++ : hot());
+  }),
+  // A loop over 3% of the recordings (larger than most budgets) in two thirds of the requests.
+  traceOf('loop (3%) + Zipf', 4, (random) => {
+    const hot = shuffledZipf(1, random);
+    let at = 0;
+    return () => (random() < 1 / 3 ? hot() : RECORDINGS + (at++ % Math.round(RECORDINGS * 0.03)));
+  }),
+  // A quiet workspace (1,000 recordings, Zipf 1.0, a fifth of requests) and a busy one whose
+  // requests are mostly first asks (Zipf 0.6 over the other recordings).
+  traceOf(
+    'two tenants',
+    5,
+    (random) => {
+      const quiet = new Zipf(QUIET, 1, random);
+      const busy = new Zipf(RECORDINGS - QUIET, 0.6, random);
+      return () => (random() < 0.2 ? quiet.next() : QUIET + busy.next());
+    },
+    (id) => (id < QUIET ? 0 : 1),
+  ),
+];
 
-function codeOf(id: number): string {
-  return `c${id.toString(36).padStart(9, '0')}`;
-}
-
+const uuidOf = (id: number): string =>
+  `0b0f3f8e-6c1a-4a62-9a55-${id.toString(16).padStart(12, '0')}`;
+const codeOf = (id: number): string => `c${id.toString(36).padStart(9, '0')}`;
 /** Bodies by recording, made once: L1 copies what it keeps. */
 const bodies = new Map<number, Buffer>();
 
+/** A recording's entry, its body about 775 bytes as the simulator's recordings are. */
 function entryOf(id: number): CacheEntry {
-  const uuid = uuidOf(id);
-  const code = codeOf(id);
-  let body = bodies.get(id);
-  if (body === undefined) bodies.set(id, (body = bodyOf(id, uuid, code)));
+  const [uuid, code] = [uuidOf(id), codeOf(id)];
+  const signature = 'x'.repeat(435 + (id % 150));
+  const body = JSON.stringify({
+    id: uuid,
+    link_code: code,
+    title: `Recording ${id}`,
+    duration_ms: 1000 + id,
+    created_at: '2026-01-01T00:00:00Z',
+    transcoded_url: `https://cdn.example.com/r/${uuid}.mp4?Expires=1800000000&Signature=${signature}`,
+  });
+  if (!bodies.has(id)) bodies.set(id, Buffer.from(body));
   return {
     kind: 'entry',
     status: 200,
-    body,
+    body: bodies.get(id)!,
     gzip: null,
     br: null,
     etag: `"${id.toString(16).padStart(27, '0')}"`,
@@ -176,24 +140,11 @@ function entryOf(id: number): CacheEntry {
 const GENERATION = { all: 1, list: 1, epoch: 1 };
 const WORKSPACES = ['acme', 'globex'] as WorkspaceId[];
 
-/** What one replay through a real L1 gave. */
-interface Replay {
-  hits: number;
-  /** Hits per workspace index. */
-  tenantHits: number[];
-  tenantRequests: number[];
-  /** Recordings whose entry the L1 holds at the end. */
-  held: number;
-  /** Bytes counted against the bound, per recording held. */
-  bytesPerRecording: number;
-  /** Mean body bytes of those recordings. */
-  bodyPerRecording: number;
-}
-
-/** The policy the bench calls "configured" (stage 2 makes this a setting). */
+/** Makes an L1 of a policy with a byte bound. */
 export type L1Factory = (maxBytes: number) => L1Cache;
 
-function replay(trace: Trace, maxBytes: number, make: L1Factory, seed: number): Replay {
+/** One replay through a real L1: hits (overall and per workspace) and what it holds at the end. */
+function replay(trace: Trace, maxBytes: number, make: L1Factory, seed: number) {
   const l1 = make(maxBytes);
   const random = seeded(seed);
   const name = (id: number, key: ResourceKey): string =>
@@ -227,13 +178,14 @@ function replay(trace: Trace, maxBytes: number, make: L1Factory, seed: number): 
     const asked = byLink ? linkKey(codeOf(id)) : uuidKey(uuidOf(id));
     for (const [key, stored] of valuesAskedBy(entryOf(id), asked)) l1.set(name(id, key), stored);
   }
+  // Recordings whose entry the L1 holds at the end, and the bytes they take.
   let held = 0;
-  let bodies = 0;
+  let bodyBytes = 0;
   for (const [, own] of names) {
     const value = l1.peek(own.uuid);
     if (value?.kind === 'entry') {
       held++;
-      bodies += value.body.length;
+      bodyBytes += value.body.length;
     }
   }
   return {
@@ -242,7 +194,7 @@ function replay(trace: Trace, maxBytes: number, make: L1Factory, seed: number): 
     tenantRequests,
     held,
     bytesPerRecording: held === 0 ? 0 : l1.bytes / held,
-    bodyPerRecording: held === 0 ? 0 : bodies / held,
+    bodyPerRecording: held === 0 ? 0 : bodyBytes / held,
   };
 }
 
@@ -258,89 +210,57 @@ export function optimumHits(ids: Int32Array, capacity: number): number {
     next[i] = seen.get(ids[i]!) ?? Infinity;
     seen.set(ids[i]!, i);
   }
-  // Max-heap of [next use, id]; entries whose next use changed are skipped when they surface.
-  const heap: Array<[number, number]> = [];
+  // Max-heap of next uses (the id asked then is ids[use]); uses no longer an id's next are
+  // dropped when they surface.
+  const heap: number[] = [];
   const nextOf = new Map<number, number>();
-  const push = (item: [number, number]) => {
-    heap.push(item);
+  const push = (use: number) => {
+    heap.push(use);
     for (let i = heap.length - 1; i > 0;) {
       const parent = (i - 1) >> 1;
-      if (heap[parent]![0] >= heap[i]![0]) break;
+      if (heap[parent]! >= heap[i]!) break;
       [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
       i = parent;
     }
   };
-  const pop = (): [number, number] => {
-    const top = heap[0]!;
+  const pop = (): void => {
     const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      for (let i = 0; ;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let big = i;
-        if (l < heap.length && heap[l]![0] > heap[big]![0]) big = l;
-        if (r < heap.length && heap[r]![0] > heap[big]![0]) big = r;
-        if (big === i) break;
-        [heap[big], heap[i]] = [heap[i]!, heap[big]!];
-        i = big;
-      }
+    if (heap.length === 0) return;
+    heap[0] = last;
+    for (let i = 0; ;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let big = i;
+      if (l < heap.length && heap[l]! > heap[big]!) big = l;
+      if (r < heap.length && heap[r]! > heap[big]!) big = r;
+      if (big === i) break;
+      [heap[big], heap[i]] = [heap[i]!, heap[big]!];
+      i = big;
     }
-    return top;
   };
-  const furthest = (): [number, number] | undefined => {
-    while (heap.length > 0) {
-      const top = heap[0]!;
-      if (nextOf.get(top[1]) === top[0]) return top;
-      pop();
-    }
-    return undefined;
+  const furthest = (): number | undefined => {
+    while (heap.length > 0 && nextOf.get(ids[heap[0]!]!) !== heap[0]) pop();
+    return heap[0];
   };
   let hits = 0;
   for (let i = 0; i < n; i++) {
     const id = ids[i]!;
     const upcoming = next[i]!;
-    if (nextOf.has(id)) {
-      hits++;
-      if (upcoming === Infinity) nextOf.delete(id);
-      else {
-        nextOf.set(id, upcoming);
-        push([upcoming, id]);
-      }
-      continue;
-    }
-    if (upcoming === Infinity || capacity <= 0) continue;
-    if (nextOf.size >= capacity) {
+    if (nextOf.has(id)) hits++;
+    else if (upcoming === Infinity || capacity <= 0) continue;
+    else if (nextOf.size >= capacity) {
       const top = furthest();
-      if (top === undefined || top[0] <= upcoming) continue;
+      if (top === undefined || top <= upcoming) continue;
       pop();
-      nextOf.delete(top[1]);
+      nextOf.delete(ids[top]!);
     }
-    nextOf.set(id, upcoming);
-    push([upcoming, id]);
+    if (upcoming === Infinity) nextOf.delete(id);
+    else {
+      nextOf.set(id, upcoming);
+      push(upcoming);
+    }
   }
   return hits;
-}
-
-/** A row of the trace table: its figures by name. */
-export interface Row {
-  label: string;
-  extra?: Record<string, number | string>;
-}
-
-/** A target of the case and whether the replay met it. */
-export interface Check {
-  target: string;
-  measured: string;
-  met: boolean;
-}
-
-/** What the case returns (run.ts turns it into a report section). */
-export interface CaseResult {
-  name: string;
-  rows: Row[];
-  checks: Check[];
-  notes: string[];
 }
 
 /** Nanoseconds per get of a held entry (1,000 entries, asked in a fixed scattered order). */
@@ -363,50 +283,42 @@ function hitCost(make: L1Factory): number {
 }
 
 const pct = (part: number, whole: number): number => Math.round((1000 * part) / whole) / 10;
+const pairs = (figures: Record<string, number | string>): string =>
+  Object.entries(figures)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 
 /** The case: every trace at every budget, configured policy against plain LRU and the optimum. */
 export function traceReplayCase(
   configured: { label: string; make: L1Factory },
-  lru: L1Factory,
+  lru = lruL1,
 ): CaseResult {
-  const traces = [
-    zipfTrace('Zipf 1.0', 1, 1),
-    zipfTrace('Zipf 0.8', 0.8, 2),
-    sweepTrace(3),
-    loopTrace(4),
-    tenantTrace(5),
-  ];
-  const rows: Row[] = [];
-  const checks: Check[] = [];
-  let worstVsLru = Infinity;
-  let worstLabel = '';
-  for (const trace of traces) {
+  const rows: Array<{ label: string; figures: string }> = [];
+  const checks: Array<{ target: string; measured: string; met: boolean }> = [];
+  let worst = { gain: Infinity, label: '' };
+  for (const trace of TRACES()) {
     for (const fraction of FRACTIONS) {
       const maxBytes = Math.round(RECORDINGS * fraction * BUDGET_PER_RECORDING);
       const policy = replay(trace, maxBytes, configured.make, 7);
       const plain = replay(trace, maxBytes, lru, 7);
-      const optimum = optimumHits(trace.ids, policy.held);
       const label = `${trace.name}, ${fraction * 100}%`;
       const gain = pct(policy.hits, REQUESTS) - pct(plain.hits, REQUESTS);
-      if (gain < worstVsLru) {
-        worstVsLru = gain;
-        worstLabel = label;
-      }
-      const extra: Record<string, number | string> = {
+      if (gain < worst.gain) worst = { gain, label };
+      const figures: Record<string, number | string> = {
         budget: maxBytes,
         [configured.label]: pct(policy.hits, REQUESTS),
         lru: pct(plain.hits, REQUESTS),
-        optimum: pct(optimum, REQUESTS),
+        optimum: pct(optimumHits(trace.ids, policy.held), REQUESTS),
         held: policy.held,
         bytesPerRecording: Math.round(policy.bytesPerRecording),
         lruBytesPerRecording: Math.round(plain.bytesPerRecording),
         bodyPerRecording: Math.round(policy.bodyPerRecording),
       };
       if (trace.name === 'two tenants') {
-        extra['quietTenant'] = pct(policy.tenantHits[0]!, policy.tenantRequests[0]!);
-        extra['quietTenantLru'] = pct(plain.tenantHits[0]!, plain.tenantRequests[0]!);
+        figures['quietTenant'] = pct(policy.tenantHits[0]!, policy.tenantRequests[0]!);
+        figures['quietTenantLru'] = pct(plain.tenantHits[0]!, plain.tenantRequests[0]!);
       }
-      rows.push({ label, extra });
+      rows.push({ label, figures: pairs(figures) });
       if (fraction === 0.01 && (trace.name === 'Zipf 1.0' || trace.name === 'Zipf 0.8'))
         checks.push({
           target: `${trace.name} at 1%: ${configured.label} ≥ LRU + 8 points`,
@@ -416,45 +328,21 @@ export function traceReplayCase(
     }
   }
   const hitNs = { policy: hitCost(configured.make), lru: hitCost(lru) };
-  rows.push({ label: 'L1 hit (get of a held entry), ns', extra: hitNs });
+  rows.push({ label: 'L1 hit (get of a held entry), ns', figures: pairs(hitNs) });
   checks.push({
     target: `${configured.label} never more than 1 point below LRU`,
-    measured: `least gain ${worstVsLru >= 0 ? '+' : ''}${worstVsLru.toFixed(1)} points (${worstLabel})`,
-    met: worstVsLru >= -1,
+    measured: `least gain ${worst.gain >= 0 ? '+' : ''}${worst.gain.toFixed(1)} points (${worst.label})`,
+    met: worst.gain >= -1,
   });
   return {
     name: 'trace-replay',
+    question: 'hit ratios of the L1 on replayed traces, beside plain LRU and the optimum',
     rows,
-    checks,
     notes: [
       `${RECORDINGS} recordings, ${REQUESTS} requests per trace, ${BY_LINK * 100}% by link code; budget = share of recordings × ${BUDGET_PER_RECORDING} bytes; optimum = Bélády for the recordings the ${configured.label} L1 held.`,
+      ...checks.map((c) => `${c.met ? 'met' : 'MISS'}: ${c.target}: ${c.measured}`),
     ],
   };
-}
-
-/** Prints the table when run alone. */
-function printTable(result: CaseResult, label: string): void {
-  const out: string[] = [
-    `| trace, L1 size | ${label} | LRU | optimum | recordings held | L1 bytes/recording (${label} / LRU) | body |`,
-    '|---|---|---|---|---|---|---|',
-  ];
-  for (const row of result.rows) {
-    const e = row.extra!;
-    if (e[label] === undefined) {
-      out.push(`| ${row.label} | ${e['policy']} | ${e['lru']} | | | | |`);
-      continue;
-    }
-    const quiet =
-      e['quietTenant'] !== undefined
-        ? ` (quiet tenant ${e['quietTenant']}% / ${e['quietTenantLru']}%)`
-        : '';
-    out.push(
-      `| ${row.label}${quiet} | ${e[label]}% | ${e['lru']}% | ${e['optimum']}% | ${e['held']} | ${e['bytesPerRecording']} / ${e['lruBytesPerRecording']} | ${e['bodyPerRecording']} |`,
-    );
-  }
-  for (const check of result.checks)
-    out.push(`${check.met ? 'met ' : 'MISS'} ${check.target}: ${check.measured}`);
-  process.stdout.write(`${out.join('\n')}\n`);
 }
 
 const metrics = new GatewayMetrics({ defaultMetrics: false });
@@ -465,21 +353,15 @@ export const l1Under =
     new L1Cache(maxBytes, metrics, policy, tenantShare);
 /** Plain LRU. */
 export const lruL1 = l1Under('lru');
-/** The L1 as config/default.yaml configures it. */
-export function defaultL1(): { label: string; make: L1Factory } {
-  const { policy, tenantShare } = configWith({}).cache.l1;
+/** The L1 as config/default.yaml configures it; L1_POLICY and L1_TENANT_SHARE (a number, or `none`) override that. */
+export function configuredL1(env = process.env): { label: string; make: L1Factory } {
+  const defaults = configWith({}).cache.l1;
+  const policy = (env['L1_POLICY'] ?? defaults.policy) as L1Policy;
+  const share = env['L1_TENANT_SHARE'];
+  const tenantShare =
+    share === undefined ? defaults.tenantShare : share === 'none' ? null : Number(share);
   return { label: policy, make: l1Under(policy, tenantShare) };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const started = Date.now();
-  // L1_POLICY and L1_TENANT_SHARE (a number, or `none`) override the defaults.
-  const defaults = configWith({}).cache.l1;
-  const policy = (process.env['L1_POLICY'] ?? defaults.policy) as L1Policy;
-  const share = process.env['L1_TENANT_SHARE'];
-  const tenantShare =
-    share === undefined ? defaults.tenantShare : share === 'none' ? null : Number(share);
-  const make = l1Under(policy, tenantShare);
-  printTable(traceReplayCase({ label: policy, make }, lruL1), policy);
-  process.stdout.write(`(${Math.round((Date.now() - started) / 100) / 10} s)\n`);
-}
+if (process.argv[1] === fileURLToPath(import.meta.url))
+  process.stdout.write(markdown([traceReplayCase(configuredL1())], []));
