@@ -2,32 +2,12 @@
 // instance (the primary keeps the count, the workers lease from it), not once per worker.
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
+import { getFresh } from '../../helpers/fresh-get.js';
 import { join } from 'node:path';
 import { startSimulator } from '../../../src/sim/server.js';
 import { builtMain, spawnGateway } from '../observability/gateway-process.js';
 
 const QUOTA = 20;
-
-/** One GET on a connection of its own: node:cluster hands each new connection to the next worker. */
-function getFresh(port: number, path: string, key: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        agent: false,
-        headers: { host: 'acme.localhost', 'x-api-key': key },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-  });
-}
 
 void t.test(
   'two workers without Redis: a key gets its quota once, not once per worker',
@@ -56,7 +36,7 @@ void t.test(
     const port = (listening['public'] as { port: number }).port;
     // Sequentially, each on a new connection, so the requests alternate between the two workers.
     const statuses: number[] = [];
-    for (let i = 0; i < 2 * QUOTA; i++) statuses.push(await getFresh(port, path, key));
+    for (let i = 0; i < 2 * QUOTA; i++) statuses.push((await getFresh(port, path, key)).status);
     t.equal(statuses.filter((s) => s === 200).length, QUOTA, `${QUOTA} answered 200`);
     t.equal(statuses.filter((s) => s === 429).length, QUOTA, 'the rest 429');
     t.same(statuses.slice(0, QUOTA), Array<number>(QUOTA).fill(200), 'the first ones pass');

@@ -2,32 +2,13 @@
 // worker's L1 holds, so an entry one worker holds shows the same on every call instead of present
 // and absent in turn (the primary used to ask one worker, the next one each time).
 import t from 'tap';
-import { get as httpGet } from 'node:http';
+import { getFresh } from '../../helpers/fresh-get.js';
 import { request } from 'undici';
 import { startSimulator } from '../../../src/sim/server.js';
 import { builtMain, spawnGateway } from '../observability/gateway-process.js';
 import { recgw } from '../cli/run-recgw.js';
 
 const ADMIN_TOKEN = 'inspect-admin-token';
-
-/** One GET on a connection of its own: node:cluster hands each new connection to the next worker. */
-function getFresh(port: number, path: string, key: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    httpGet(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        agent: false,
-        headers: { host: 'acme.localhost', 'x-api-key': key },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    ).on('error', reject);
-  });
-}
 
 interface Inspection {
   tiers: { l1: { present: boolean; workers: { holding: number; of: number } }; l2: unknown };
@@ -65,7 +46,7 @@ void t.test('every worker L1 is reported, the same on every call', async (t) => 
   };
 
   // One request: one worker holds the entry, the other does not.
-  t.equal(await getFresh(port, `/api/external/v2/recordings/${id}`, key), 200);
+  t.equal((await getFresh(port, `/api/external/v2/recordings/${id}`, key)).status, 200);
   for (let call = 0; call < 4; call++) {
     const report = await inspect();
     t.equal(report.tiers.l1.present, true, `call ${call}: held (by one worker)`);
@@ -87,7 +68,7 @@ void t.test('every worker L1 is reported, the same on every call', async (t) => 
   t.match(human.stdout, /^ {2}l1 of worker 2: /m);
 
   // The next connection goes to the other worker: now both hold it.
-  t.equal(await getFresh(port, `/api/external/v2/recordings/${id}`, key), 200);
+  t.equal((await getFresh(port, `/api/external/v2/recordings/${id}`, key)).status, 200);
   const both = await inspect();
   t.same(both.tiers.l1.workers, { holding: 2, of: 2 });
   t.same(

@@ -3,7 +3,8 @@
 // and SIGTERM drains both before the primary exits 0.
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
-import { createServer, get as httpGet } from 'node:http';
+import { createServer } from 'node:http';
+import { getFresh } from '../../helpers/fresh-get.js';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -11,35 +12,6 @@ import { startSimulator } from '../../../src/sim/server.js';
 import { builtMain, spawnGateway, type GatewayProcess } from '../observability/gateway-process.js';
 
 const ADMIN_TOKEN = 'workers-admin-token';
-
-/** One GET on a connection of its own: node:cluster hands each new connection to the next worker. */
-function getFresh(
-  port: number,
-  path: string,
-  key: string,
-): Promise<{ status: number; cacheStatus: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        agent: false,
-        headers: { host: 'acme.localhost', 'x-api-key': key },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            cacheStatus: String(res.headers['cache-status']),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-  });
-}
 
 /** `count` GETs one after another, each on its own connection. */
 async function getMany(
