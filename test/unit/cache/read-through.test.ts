@@ -200,3 +200,33 @@ void t.test(
     );
   },
 );
+
+void t.test(
+  'a lock waiter whose Redis stops answering fetches itself at once, counted as unavailable',
+  async (t) => {
+    let locks = 0;
+    const tier: L2Store = {
+      get: () => Promise.resolve(undefined),
+      set: () => Promise.resolve(),
+      tryLock: () =>
+        Promise.resolve(
+          ++locks === 1
+            ? { state: 'held', wait: () => ({ ended: new Promise(() => {}), cancel: () => {} }) }
+            : { state: 'unavailable' },
+        ),
+    };
+    const { metrics, readThrough } = flow(
+      { distributedLock: { enabled: true, ttl: '5s', wait: '1h' } },
+      tier,
+    );
+    t.equal((await readThrough.serve(lookup(fromUpstream))).outcome, 'miss', 'fetched itself');
+    t.equal(locks, 2, 'the lock asked twice: held, then no answer');
+    t.equal(
+      await metricValue(metrics, 'recgw_cache_lock_waits_total', {
+        resource: 'recording',
+        result: 'unavailable',
+      }),
+      1,
+    );
+  },
+);
