@@ -223,6 +223,7 @@ export class GatewayMetrics {
     help: 'Per-key quota decisions by result (allowed, limited) and where the request was counted (redis, local).',
     labelNames: ['result', 'source'] as const,
     registers: [this.registry],
+    collect: this.batch.flush,
   });
 
   /** SIGHUP reloads by result (ok, error). */
