@@ -62,6 +62,8 @@ export interface App {
   readonly l1: L1Cache;
   /** The Redis connection every shared store uses; null without Redis. */
   readonly redis: SharedRedis | null;
+  /** The shared values and fetch locks on that connection; null without Redis. */
+  readonly l2: RedisL2Store | null;
   readonly readThrough: ReadThrough;
   /** L1 and L2 as one store, shared by the flow, the purger and inspection. */
   readonly tiers: Tiers;
@@ -194,6 +196,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     l2,
     factory,
     keyLearned: (lookup, valid) => keys.learned(lookup, valid, clock.now()),
+    lockWaited: (resource, result) => metrics.cacheLockWaits.inc({ resource, result }),
     settings: current,
     clock,
     logger: cacheLogger,
@@ -270,6 +273,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     metrics,
     l1,
     redis,
+    l2,
     readThrough,
     tiers,
     tracing,

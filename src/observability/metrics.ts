@@ -118,6 +118,18 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Waits on another instance's fetch lock (cache.distributedLock), by how they ended: woken by
+   * the holder's release, rechecked (the waiter's own re-check found it: a wake-up lost or
+   * early), timeout (waited out `wait`, fetched itself), unavailable (Redis stopped answering).
+   */
+  readonly cacheLockWaits = new Counter({
+    name: `${PREFIX}cache_lock_waits_total`,
+    help: "Waits on another instance's fetch lock, by resource and how they ended (woken, rechecked, timeout, unavailable).",
+    labelNames: ['resource', 'result'] as const,
+    registers: [this.registry],
+  });
+
   /** transcoded_url re-signs by signer scheme and result (ok, error). */
   readonly resigns = new Counter({
     name: `${PREFIX}transcoded_url_resigns_total`,

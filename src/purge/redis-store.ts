@@ -1,7 +1,7 @@
 /**
  * Purge state in Redis: a workspace's generation is a hash of random tokens, and every purge is
  * appended to a chained purge log (scripts.ts) that each instance reads (log.ts), woken over
- * pub/sub (bus.ts). A purge rejects when Redis is unavailable, so the operator learns it did
+ * pub/sub (redis/channel-subscription.ts). A purge rejects when Redis is unavailable, so the operator learns it did
  * not happen; everything else answers `undefined` and the generation table runs on `unknown`.
  */
 import { performance } from 'node:perf_hooks';
@@ -11,10 +11,10 @@ import type { WorkspaceId } from '../brands.js';
 import { isKnown, type Generation, type ResourceKey } from '../cache/entry/keys.js';
 import { l2Key } from '../cache/l2/keys.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import { subscribeChannel } from '../redis/channel-subscription.js';
 import { generationKey, purgeChannel, purgeLogKey } from '../redis/key-layout.js';
 import { defineScript, type ScriptRunner } from '../redis/script.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
-import { startPurgeBus } from './bus.js';
 import { PurgeLogReader } from './log.js';
 import {
   LOAD_SCRIPT,
@@ -95,7 +95,7 @@ export class RedisPurgeStore implements PurgeStore {
       logger: deps.logger,
       metrics: deps.metrics,
     });
-    this.#stopBus = startPurgeBus({
+    this.#stopBus = subscribeChannel({
       subscriber: redis.subscriber,
       channel: purgeChannel(redis.prefix),
       guard: redis.instanceGuard,

@@ -35,3 +35,11 @@ export function purgeChannel(prefix: string): string {
 export function purgeLogKey(prefix: string): string {
   return `${prefix}:purges`;
 }
+
+/**
+ * The pub/sub channel on which a fetch lock's holder announces its release (one per deployment;
+ * each message names the lock: cache/l2/lock-wakes.ts says why not one channel per key).
+ */
+export function lockChannel(prefix: string): string {
+  return `${prefix}:lock-released`;
+}
