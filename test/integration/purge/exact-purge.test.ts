@@ -175,7 +175,9 @@ for (const withRedis of [false, true]) {
       for (const [index, gw] of f.gateways.entries()) {
         const path = `${REC}/${recordingId(12)}`;
         const stale = await gw.get(path);
-        // Each instance holds its own copy, marked stale by the purge: each refreshes it once.
+        // Each instance holds its own copy, marked stale by the purge. Without Redis each refreshes
+        // it once; with Redis the fleet asks the upstream once (the refresh takes the fetch lock)
+        // and the other instances' refreshes find the new copy in L2.
         t.equal(stale.json().title, 'r12 v1', 'answered at once, with the old data');
         t.match(
           stale.headers['cache-status'],
@@ -184,7 +186,7 @@ for (const withRedis of [false, true]) {
         );
         t.equal(stale.headers['cache-control'], 'private, max-age=0', 'max-age 0');
         await waitFor(
-          () => (f.catalog.counts().get(upstreamRecording(12)) ?? 0) >= index + 1,
+          () => (f.catalog.counts().get(upstreamRecording(12)) ?? 0) >= (withRedis ? 1 : index + 1),
           5_000,
           'one refresh',
         );
@@ -198,16 +200,16 @@ for (const withRedis of [false, true]) {
       }
       const page = await f.gateways[0]!.get(pagePath(3));
       t.match(page.headers['cache-status'], /ttl=-/, 'page 3 stale too');
-      const instances = f.gateways.length;
+      // One instance without Redis; with Redis the fleet's refreshes share one upstream fetch.
       t.equal(
         f.catalog.counts().get(upstreamRecording(12)),
-        instances,
-        'one refresh of the recording per instance',
+        1,
+        'one refresh of the recording for the whole fleet',
       );
       t.same(
         (await refetched(f)).filter((url) => url !== upstreamRecording(12)),
-        Array<string>(instances).fill(upstreamPage(3)),
-        'and besides it only page 3, refreshed once per instance',
+        [upstreamPage(3)],
+        'and besides it only page 3, refreshed once',
       );
     },
   );
