@@ -145,6 +145,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     new RedisL2Store(redis, {
       clock,
       onForeignGeneration: (workspace) => purgeStore.forget(workspace),
+      indexSize: initial.cache.purge.indexSize,
     });
   const l1 = new L1Cache(
     initial.cache.l1.maxBytes,
@@ -156,6 +157,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     shared: purgeStore,
     maxWorkspaces: initial.cache.purge.maxWorkspaces,
     maxLagMs: initial.cache.purge.maxLag,
+    indexSize: initial.cache.purge.indexSize,
   });
   const verdicts = new Verdicts(redis && new RedisVerdictStore(redis), metrics, () => ({
     valid: settings.config.auth.validTtl,
@@ -201,7 +203,10 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     clock,
     logger: cacheLogger,
   });
-  const purger = new Purger(purgeStore, generations, tiers);
+  const purger = new Purger(purgeStore, generations, tiers, {
+    now: () => clock.now(),
+    counted: (scope, mode) => metrics.purges.inc({ scope, mode }),
+  });
 
   const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));
   const quotas = new Quotas({

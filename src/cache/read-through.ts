@@ -11,7 +11,7 @@ import { GatewayError, KeyRefused, UpstreamError } from '../errors.js';
 import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
-import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
+import { flightKey as flightKeyOf, type Generation, type ResourceKey } from './entry/keys.js';
 import { entryState, isHit, type EntryState } from './entry/state.js';
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
@@ -102,7 +102,7 @@ export class ReadThrough {
     span?.end();
     if (served) return served;
     // Coalesce: one fetch per key at a time, shared by every verified request for it.
-    const flightKey = l1Key(lookup.workspace, generation, lookup.key);
+    const flightKey = flightKeyOf(lookup.workspace, generation, lookup.key);
     const existing = this.flights.get(flightKey);
     if (existing === undefined)
       return this.fly(flightKey, lookup, () => this.fetchOnce(lookup, generation, fallback));
@@ -141,7 +141,7 @@ export class ReadThrough {
     fallback: CacheEntry | undefined,
     proved?: () => void,
   ): Promise<Served> {
-    const flightKey = `${l1Key(lookup.workspace, generation, lookup.key)}\n${lookup.keyHash}`;
+    const flightKey = `${flightKeyOf(lookup.workspace, generation, lookup.key)}\n${lookup.keyHash}`;
     const fetch = async (): Promise<Served> => {
       const served = await this.fromUpstream(lookup, generation, fallback);
       proved?.();
@@ -365,7 +365,7 @@ export class ReadThrough {
   /** stale-while-revalidate: one background fetch; its failure only matters to the log. */
   private refreshLater(lookup: Lookup, generation: Generation, stale: CacheEntry): void {
     // Keyed by the stale entry: a recording read by UUID and by link code is one entry, refreshed once.
-    const flightKey = l1Key(lookup.workspace, generation, ownKey(stale, lookup.key));
+    const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(stale, lookup.key));
     if (this.flights.has(flightKey)) return;
     this.fly(flightKey, lookup, () => this.refreshOnce(lookup, generation, stale)).catch(
       (error: unknown) => {

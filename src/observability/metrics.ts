@@ -210,6 +210,14 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Purges answered 200, by form and by mode. */
+  readonly purges = new Counter({
+    name: `${PREFIX}purges_total`,
+    help: 'Purges answered 200, by form (scope: workspace, lists, page, recording, folder, tag) and mode (hard: dropped; soft: marked stale).',
+    labelNames: ['scope', 'mode'] as const,
+    registers: [this.registry],
+  });
+
   /** Circuit breaker state per upstream target: 0 closed, 1 half-open, 2 open. */
   readonly circuitState = new Gauge({
     name: `${PREFIX}circuit_state`,

@@ -26,6 +26,14 @@ export function generationKey(prefix: string, workspace: WorkspaceId): string {
   return `${workspaceHead(prefix, workspace)}:gen`;
 }
 
+/**
+ * The index of which cached values answer to which purge (a recording, a folder, a tag), beside
+ * the generation hash in the workspace's slot (purge/scripts.ts describes its fields).
+ */
+export function purgeIndexKey(prefix: string, workspace: WorkspaceId): string {
+  return `${workspaceHead(prefix, workspace)}:idx`;
+}
+
 /** The pub/sub channel that wakes readers of the purge log (one per key prefix, i.e. per deployment). */
 export function purgeChannel(prefix: string): string {
   return `${prefix}:purge`;

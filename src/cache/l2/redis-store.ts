@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { WorkspaceId } from '../../brands.js';
 import { systemClock, type Clock } from '../../clock.js';
-import { generationKey, lockChannel } from '../../redis/key-layout.js';
+import { generationKey, lockChannel, purgeIndexKey } from '../../redis/key-layout.js';
+import { surrogatesOf } from '../entry/surrogates.js';
 import { defineScript, type ScriptRunner } from '../../redis/script.js';
 import type { SharedRedis } from '../../redis/shared-redis.js';
 import { decodeStored, encodeStored } from '../entry/codec.js';
@@ -40,6 +41,8 @@ export interface RedisL2StoreDeps {
    * purge not read yet, or the hash evicted or lost. The caller forgets the workspace's generation.
    */
   readonly onForeignGeneration: (workspace: WorkspaceId) => void;
+  /** Most fields of one workspace's index of holders in Redis (cache.purge.indexSize). */
+  readonly indexSize?: number;
 }
 
 /** Values and locks in Redis. */
@@ -48,6 +51,7 @@ export class RedisL2Store implements L2Store {
   readonly #clock: Clock;
   readonly #onForeignGeneration: (workspace: WorkspaceId) => void;
   readonly #backlog = new WriteBacklog();
+  readonly #indexSize: number;
   readonly #checkedSet: ScriptRunner;
   readonly #unlock: ScriptRunner;
   readonly #wakes: LockWakes;
@@ -56,6 +60,7 @@ export class RedisL2Store implements L2Store {
     this.#redis = redis;
     this.#clock = deps.clock ?? systemClock;
     this.#onForeignGeneration = deps.onForeignGeneration;
+    this.#indexSize = deps.indexSize ?? 20_000;
     this.#checkedSet = defineScript(redis.client, 'recgwCheckedSet', CHECKED_SET_SCRIPT);
     this.#unlock = defineScript(redis.client, 'recgwUnlock', UNLOCK_SCRIPT);
     redis.onAnswering(() => void this.#replayBacklog());
@@ -116,16 +121,20 @@ export class RedisL2Store implements L2Store {
     const args: Array<string | Buffer> = [
       String(first.generation.all),
       String(first.generation.list),
+      String(first.generation.rev ?? 0),
+      String(this.#indexSize),
     ];
-    for (const { value } of writes) {
+    for (const { key, value } of writes) {
       const ttl = value.staleUntil - now;
       args.push(
         encodeStored(value),
         Number.isFinite(ttl) ? String(Math.max(1, Math.ceil(ttl))) : '0',
+        value.kind === 'entry' ? `${key}\t${surrogatesOf(key, value).join(' ')}` : '',
       );
     }
     const keys = [
       generationKey(this.#redis.prefix, first.workspace),
+      purgeIndexKey(this.#redis.prefix, first.workspace),
       ...writes.map((write) => write.name),
     ];
     const written = await this.#redis
@@ -147,7 +156,7 @@ export class RedisL2Store implements L2Store {
     const now = this.#clock.now();
     const groups = new Map<string, PendingWrite[]>();
     for (const write of this.#backlog.drain(now)) {
-      const group = `${write.workspace}\n${write.generation.all}.${write.generation.list}`;
+      const group = `${write.workspace}\n${write.generation.all}.${write.generation.list}.${write.generation.rev ?? 0}`;
       const writes = groups.get(group);
       if (writes === undefined) groups.set(group, [write]);
       else writes.push(write);
