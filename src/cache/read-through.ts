@@ -271,16 +271,19 @@ export class ReadThrough {
     for (let slice = 0; ; slice++) {
       // Listen before looking, so a release between the look and the wait still wakes us.
       const wait = held.wait(lock.wait / LOCK_CHECKS);
-      const found = woken ? 'woken' : 'rechecked';
+      // A release heard while this re-check is under way counts as what ended the wait.
+      let heard = woken;
+      void wait.ended.then((result) => (heard ||= result === 'woken'));
       const entry = await stored();
       if (entry !== undefined) {
         wait.cancel();
-        return ended(found, { entry });
+        return ended(heard ? 'woken' : 'rechecked', { entry });
       }
       const retry = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
       if (retry.state !== 'held' || slice === LOCK_CHECKS) wait.cancel();
       if (retry.state === 'unavailable') return ended('unavailable', {});
       if (retry.state === 'acquired') {
+        const found = heard ? 'woken' : 'rechecked';
         // The holder's write went out before its unlock on the same connection (one slot), so
         // a value it stored is readable now: read once more before fetching again.
         const late = await stored();

@@ -12,7 +12,7 @@ import { metric, startSharedGateways, type SharedRedis } from '../../helpers/sha
 
 const PATH = '/api/external/v2/recordings/';
 
-async function fleet(t: Test, redis: SharedRedis, upstream: HeldUpstream, wait = '2s') {
+async function fleet(t: Test, redis: SharedRedis, upstream: HeldUpstream, wait = '2s', ttl = '5m') {
   const { gateways } = await startSharedGateways(t, redis, {
     config: {
       // Held fetches may stay held for seconds: no upstream timeout cuts them short.
@@ -21,7 +21,7 @@ async function fleet(t: Test, redis: SharedRedis, upstream: HeldUpstream, wait =
         retries: 0,
         timeouts: { headers: '30s', body: '30s', deadline: '30s' },
       },
-      cache: { distributedLock: { enabled: true, ttl: '30s', wait } },
+      cache: { ttl: { recording: ttl }, distributedLock: { enabled: true, ttl: '30s', wait } },
     },
   });
   const [a, b] = gateways;
@@ -115,5 +115,43 @@ void t.test(
     t.equal(fromA.status, 200);
     t.equal(fromB.status, 200);
     t.equal(upstream.nextFetch - fetchesBefore, 2, "A's fetch and B's own");
+  },
+);
+
+void t.test(
+  'stale-while-revalidate across the fleet: one refresh fetch; a later refresh takes the value stored meanwhile',
+  async (t) => {
+    const redis = await getRedis(t);
+    const upstream = await startHeldUpstream(t);
+    const { a, b } = await fleet(t, redis, upstream, '2s', '1s');
+    const id = upstream.recordings[3]!.id;
+    const title = async (gw: TestGateway) => fetchOf((await gw.get(PATH + id)).json().title);
+    const staleOn = async (gw: TestGateway) => {
+      // Past the 1 s TTL, inside staleWhileRevalidate: the first read serves stale and refreshes.
+      await waitFor(
+        async () => /ttl=-/.test(String((await gw.get(PATH + id)).headers['cache-status'])),
+        5000,
+        'a stale answer',
+      );
+    };
+    await a.get(PATH + id);
+    await b.get(PATH + id); // B holds the same entry, read from L2
+    const first = upstream.nextFetch;
+    upstream.hold = true;
+    await staleOn(a); // A's refresh is held at the upstream, holding the lock
+    await waitFor(() => upstream.held.length === 1, 5000, "A's refresh at the upstream");
+    await b.get(PATH + id); // stale on B too: B's refresh waits on A's lock
+    await waitFor(() => b.app.l2?.lockWaiters === 1, 5000, "B's refresh waiting on A's lock");
+    upstream.releaseAll();
+    upstream.hold = false;
+    await waitFor(async () => (await title(b)) === first, 5000, "B serving A's refresh");
+    t.equal(upstream.nextFetch - first, 1, 'one upstream fetch refreshed both instances');
+    t.equal(await waits(b, 'woken'), 1, "B's refresh woken by A's release");
+
+    await staleOn(a); // the next expiry: A refreshes at once (nothing held)
+    await waitFor(async () => (await title(a)) === first + 1, 5000, 'A serving its new refresh');
+    await staleOn(b); // B's entry is the older one: its refresh finds A's value in L2
+    await waitFor(async () => (await title(b)) === first + 1, 5000, "B serving A's new refresh");
+    t.equal(upstream.nextFetch - first, 2, 'no fetch of its own for B');
   },
 );
