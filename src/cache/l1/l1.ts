@@ -124,7 +124,7 @@ export class L1Cache {
       return value?.kind === 'entry' ? value : undefined;
     }, segmentBytesFor(maxBytes));
     metrics.onScrape(() => {
-      metrics.cacheEntries.set({ tier: 'l1' }, this.store.size);
+      metrics.cacheEntries.set({ tier: 'l1' }, this.size);
       metrics.cacheBytes.set({ tier: 'l1' }, this.store.bytes);
     });
   }
