@@ -125,8 +125,6 @@ function entryOf(id: number): CacheEntry {
     gzip: null,
     br: null,
     etag: `"${id.toString(16).padStart(27, '0')}"`,
-    etagGzip: null,
-    etagBr: null,
     storedAt: 0,
     freshUntil: Number.MAX_SAFE_INTEGER,
     staleUntil: Number.MAX_SAFE_INTEGER,

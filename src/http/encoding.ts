@@ -43,7 +43,7 @@ function pick(accepted: { br: boolean; gzip: boolean }, hasBr: boolean, hasGzip:
 
 /** chooseCoding with parsed headers remembered per value; one per app, so apps share no state. */
 export class CodingMemo {
-  readonly #memo = new BoundedMemo(parse, 256, { repeats: true });
+  readonly #memo = new BoundedMemo(parse, 256);
 
   /** As {@link chooseCoding}. */
   choose(header: string | undefined, hasBr: boolean, hasGzip: boolean): Coding {

@@ -113,8 +113,12 @@ export function writeEntry(
     entry.gzip !== null,
   );
   const body = coding === 'br' ? entry.br! : coding === 'gzip' ? entry.gzip! : entry.body;
-  // chooseCoding picks an encoding only when the entry has it, and with it its variant ETag.
-  const etag = coding === 'br' ? entry.etagBr! : coding === 'gzip' ? entry.etagGzip! : entry.etag;
+  const etag =
+    coding === 'br'
+      ? variantEtag(entry.etag, 'br')
+      : coding === 'gzip'
+        ? variantEtag(entry.etag, 'gz')
+        : entry.etag;
   const left = freshSeconds(entry, now);
   const [cacheControl, status] =
     outcome === 'hit' && left >= 0
@@ -155,12 +159,12 @@ export function writeEntry(
  * Whether If-None-Match names the entry (RFC 9110 §13.1.2): "*", or a listed entity-tag equal to
  * one of the entry's under weak comparison (W/ ignored). Any encoding's tag matches: they are one
  * representation's content, so a client holding the gzip tag matches even before (or after) the
- * entry has that encoding. The variant tags are the entry's own when it has the encoding.
+ * entry has that encoding.
  */
 function noneMatchHolds(header: string, entry: CacheEntry): boolean {
   if (header.trim() === '*') return true;
-  let gz = entry.etagGzip;
-  let br = entry.etagBr;
+  let gz: string | undefined;
+  let br: string | undefined;
   for (const member of header.split(',')) {
     let value = member.trim();
     if (value.startsWith('W/')) value = value.slice(2);

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { performance } from 'node:perf_hooks';
 import type { WorkspaceId } from '../../src/brands.js';
 import type { Clock } from '../../src/clock.js';
-import { variantEtag, type CacheEntry } from '../../src/cache/entry/entry.js';
+import type { CacheEntry } from '../../src/cache/entry/entry.js';
 import { RedisVerdictStore } from '../../src/auth/redis-verdict-store.js';
 import { RedisL2Store } from '../../src/cache/l2/redis-store.js';
 import type { L2Store } from '../../src/cache/l2/store.js';
@@ -134,20 +134,9 @@ export async function metricValue(
   return match?.value ?? 0;
 }
 
-/** An entry with its variant ETags derived as the factory and the codec derive them, unless given. */
-export function withVariantTags(
-  entry: Omit<CacheEntry, 'etagGzip' | 'etagBr'> & Partial<CacheEntry>,
-): CacheEntry {
-  return {
-    ...entry,
-    etagGzip: entry.etagGzip ?? (entry.gzip !== null ? variantEtag(entry.etag, 'gz') : null),
-    etagBr: entry.etagBr ?? (entry.br !== null ? variantEtag(entry.etag, 'br') : null),
-  };
-}
-
 /** A 200 entry with a JSON body, fresh for a minute and kept for ten, unless overridden. */
 export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now()): CacheEntry {
-  const entry: Omit<CacheEntry, 'etagGzip' | 'etagBr'> & Partial<CacheEntry> = {
+  return {
     kind: 'entry',
     status: 200,
     body: Buffer.from('{"id":"0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c","title":"demo"}'),
@@ -164,7 +153,6 @@ export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now())
     linkId: 'abcDEF_12',
     ...overrides,
   };
-  return withVariantTags(entry);
 }
 
 /** What a tier's purge log told a test: workspaces forgotten, full resets, and the last sync. */

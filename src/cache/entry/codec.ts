@@ -4,7 +4,7 @@
  * (one copy per entry, so L1 never pins a whole reply), and answers undefined for anything it
  * did not write.
  */
-import { variantEtag, type AliasEntry, type CacheEntry, type StoredValue } from './entry.js';
+import type { AliasEntry, CacheEntry, StoredValue } from './entry.js';
 
 /** 'r','g': lets decode reject foreign values cheaply before reading any length. */
 const MAGIC_0 = 0x72;
@@ -140,16 +140,13 @@ function decodeEntry(buf: Buffer): CacheEntry | undefined {
   ];
   if ((flags & HAS_GZIP) === 0 && gzip.length > 0) return undefined;
   if ((flags & HAS_BR) === 0 && br.length > 0) return undefined;
-  const tag = etag.toString('utf8');
   return {
     kind: 'entry',
     status,
     body,
     gzip: (flags & HAS_GZIP) !== 0 ? gzip : null,
     br: (flags & HAS_BR) !== 0 ? br : null,
-    etag: tag,
-    etagGzip: (flags & HAS_GZIP) !== 0 ? variantEtag(tag, 'gz') : null,
-    etagBr: (flags & HAS_BR) !== 0 ? variantEtag(tag, 'br') : null,
+    etag: etag.toString('utf8'),
     storedAt,
     freshUntil,
     staleUntil,

@@ -18,12 +18,11 @@ export interface CacheEntry {
   readonly gzip: Buffer | null;
   /** The same body brotli-encoded, when it is large enough to be worth it. */
   readonly br: Buffer | null;
-  /** Strong ETag of the identity body, quoted (`"…"`); encoded variants append `-gz` / `-br`. */
+  /**
+   * Strong ETag of the identity body, quoted (`"…"`); encoded variants append `-gz` / `-br`
+   * (variantEtag), built when one is sent rather than held per variant in every entry.
+   */
   readonly etag: string;
-  /** The gzip variant's ETag (variantEtag), made with the encoding so a hit does not build it; null without gzip. */
-  readonly etagGzip: string | null;
-  /** The brotli variant's ETag, likewise; null without brotli. */
-  readonly etagBr: string | null;
   /** When the answer was fetched from the upstream (or re-signed), epoch ms. */
   readonly storedAt: number;
   /** Until then the entry is fresh (TTL, capped by its URLs' expiry when they cannot be re-signed). */

@@ -136,3 +136,11 @@ export function l1Key(workspace: WorkspaceId, generation: Generation, key: Resou
     ? `${workspace}\n${generation.epoch}/${tag}\n${key}`
     : `${workspace}\n${tag}\n${key}`;
 }
+
+/**
+ * The L1 name of `key` in the workspace and generation of the L1 name `name`. Only for recording
+ * keys (UUIDs and link codes), whose generation tag is the same (generationTag).
+ */
+export function siblingL1Key(name: string, key: ResourceKey): string {
+  return name.slice(0, name.lastIndexOf('\n') + 1) + key;
+}

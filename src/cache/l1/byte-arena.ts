@@ -1,9 +1,8 @@
 /**
  * Where L1 keeps the bytes of its entries: large segments filled in order, instead of one small
- * allocation per body. Small allocations freed as the LRU churns leave the malloc heap full of
- * holes it never returns: with 100k recordings through a 64 MiB L1, glibc's heap stayed at
- * 76-80 MiB for about 24 MiB of live buffers, and RSS was 208-213 MiB against 162-175 MiB with
- * segments (`npm run bench`, memory case). Segments are freed whole.
+ * allocation per body. Small allocations freed as the LRU churns leave the malloc heap (and
+ * Node's 8 KiB buffer pool slabs) full of holes that are never returned; segments are freed
+ * whole. What it saves is in docs/performance.md (Memory).
  *
  * Nothing is ever overwritten: a response still writing a view of a segment keeps that segment
  * alive (the garbage collector frees it once no view remains), so memory is never reused under a
@@ -13,8 +12,7 @@
  *
  * Why a bound on the whole rather than a threshold per segment: an LRU drains its oldest segment
  * entry by entry, so emptying each segment at half would copy entries about to be evicted anyway,
- * and leave holes in the newest segments when they are. Measured with 100k recordings into a
- * 64 MiB L1: 33 segments for 21 MiB live with a per-segment half, 21 with the bound below.
+ * and leave holes in the newest segments when they are (docs/performance.md has the figure).
  */
 import type { CacheEntry } from '../entry/entry.js';
 

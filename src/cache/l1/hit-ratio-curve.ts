@@ -39,6 +39,8 @@ const LOWERING = 0.875;
  * traffic of the last few million lookups, not of the whole process life.
  */
 const HALF_LIFE_LOOKUPS = 4_000_000;
+/** A sampled key's map slot and record (five fields), rounded up. */
+const BYTES_PER_SAMPLED = 128;
 /** Hashes are 30 bits: small integers to V8, so the map of sampled keys hashes them cheaply. */
 const HASH_SPACE = 2 ** 30;
 
@@ -202,6 +204,17 @@ export class HitRatioCurve {
     const surplus = this.#lookups - this.#sampledLookups;
     return Array.from(this.#sampledHits, (hits) =>
       Math.min(1, Math.max(0, (hits + surplus) / this.#lookups)),
+    );
+  }
+
+  /**
+   * Memory the curve holds, an upper estimate: its arrays, plus each sampled key's map slot and
+   * record. It sits beside cache.l1.maxBytes, not inside it: a fixed cost (at most MAX_SAMPLED
+   * keys, about 1.6 MB) that does not grow with what the L1 caches.
+   */
+  get bytes(): number {
+    return (
+      this.#trees.byteLength + this.#slotKey.byteLength + this.#sampled.size * BYTES_PER_SAMPLED
     );
   }
 

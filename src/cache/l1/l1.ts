@@ -9,25 +9,61 @@ import { CURVE_SIZES, HitRatioCurve } from './hit-ratio-curve.js';
 import { LruStore } from './lru-store.js';
 import { S3FifoStore } from './s3-fifo-store.js';
 import type { BoundedStore, StoreOptions } from './store.js';
-import { payloadBytes, type StoredValue } from '../entry/entry.js';
+import { payloadBytes, type CacheEntry, type StoredValue } from '../entry/entry.js';
+import { linkKey, siblingL1Key, type ResourceKey } from '../entry/keys.js';
 
 /** cache.l1.policy: plain LRU, or S3-FIFO (frequency-aware; docs/performance.md has the figures). */
 export type L1Policy = 'lru' | 's3-fifo';
 
 /**
- * Bytes counted per item on top of its buffers and key, measured as heap plus ArrayBuffer
- * growth per item with 40k recordings held (`npm run bench`, memory case): the entry object
- * and its ETag string, the Buffer views and their backing store's bookkeeping, and the
- * policy's per-item bookkeeping (lru-cache's arrays, or S3-FIFO's node and map slot). Counting them keeps real memory within cache.l1.maxBytes
- * whatever the body sizes; with small bodies these costs rival the bodies themselves.
+ * Bytes counted per entry on top of its key's characters and its payload: the entry object with
+ * its boxed instants, its ETag and ids, the body's Buffer view, and the policy's per-item
+ * bookkeeping (lru-cache's map slot and arrays, or S3-FIFO's node and map slot). Measured as heap
+ * plus ArrayBuffer growth per recording held (docs/performance.md, "What an L1 entry costs");
+ * test/unit/cache/l1/real-bytes.test.ts holds real memory to the count. With small bodies these
+ * costs rival the bodies themselves, so counting them is what keeps cache.l1.maxBytes a promise.
  */
-const ENTRY_OVERHEAD = 1200;
-/** An alias: a small object and its key, plus the same per-item LRU bookkeeping. */
+const ENTRY_OVERHEAD = 700;
+/** Each encoding's Buffer view (gzip, br). */
+const ENCODING_OVERHEAD = 120;
+/** An alias held as an item of its own: a small object and its key, plus the same per-item bookkeeping. */
 const ALIAS_OVERHEAD = 400;
+/** A recording's link-code name held beside its entry (linkNames): a map slot and the string's header. */
+const LINK_NAME_OVERHEAD = 64;
+const NEWLINE = 10;
+
+/**
+ * The link-code name of the entry held under `name`, when `name` is the entry's own (UUID) name and
+ * the recording has a link code: the alias the entry carries, at the cost linkNameBytes counts.
+ */
+function linkNameOf(name: string, entry: CacheEntry): string | null {
+  const id = entry.recordingId;
+  if (id === null || entry.linkId === null) return null;
+  const at = name.length - id.length - 2;
+  const own =
+    at > 0 &&
+    name.charCodeAt(at - 1) === NEWLINE &&
+    name.startsWith('u:', at) &&
+    name.endsWith(id.toLowerCase());
+  return own ? siblingL1Key(name, linkKey(entry.linkId)) : null;
+}
+
+/** What the link-code name of an entry held under `name` costs (0 when it carries none). */
+function linkNameBytes(name: string, entry: CacheEntry): number {
+  const link = linkNameOf(name, entry);
+  return link === null ? 0 : LINK_NAME_OVERHEAD + link.length;
+}
 
 function sizeOf(value: StoredValue, key: string): number {
   if (value.kind === 'alias') return ALIAS_OVERHEAD + key.length + value.target.length;
-  return ENTRY_OVERHEAD + key.length + payloadBytes(value);
+  const encodings = (value.gzip === null ? 0 : 1) + (value.br === null ? 0 : 1);
+  return (
+    ENTRY_OVERHEAD +
+    ENCODING_OVERHEAD * encodings +
+    key.length +
+    payloadBytes(value) +
+    linkNameBytes(key, value)
+  );
 }
 
 /** The workspace an L1 key (keys.ts#l1Key) belongs to: its text before the first line break. */
@@ -46,6 +82,13 @@ export class L1Cache {
   private readonly store: BoundedStore<StoredValue>;
   /** The entries' bytes (byte-arena.ts); aliases have none. */
   private readonly arena: ByteArena;
+  /**
+   * A recording's link-code name and the UUID name its entry is held under (the store's own key
+   * string, shared). It lives exactly as long as that entry: counted in the entry's size, set
+   * when the entry is stored, dropped when it leaves. So the alias every recording carries costs
+   * a map slot and a short name instead of an item of its own, and a hit by UUID keeps it too.
+   */
+  private readonly linkNames = new Map<string, string>();
   /** Would a smaller or larger L1 hit more? (LRU's estimate, from sampled keys.) */
   readonly curve: HitRatioCurve;
 
@@ -63,8 +106,12 @@ export class L1Cache {
     const options: StoreOptions<StoredValue> = {
       maxBytes,
       sizeOf,
-      dispose: (value, _key, reason) => {
-        if (value.kind === 'entry') this.arena.release(value);
+      dispose: (value, key, reason) => {
+        if (value.kind === 'entry') {
+          this.arena.release(value);
+          const link = linkNameOf(key, value);
+          if (link !== null && this.linkNames.get(link) === key) this.linkNames.delete(link);
+        }
         if (reason === 'evict') evictions.inc();
       },
     };
@@ -81,7 +128,7 @@ export class L1Cache {
     }, segmentBytesFor(maxBytes));
     this.curve = new HitRatioCurve(maxBytes);
     metrics.onScrape(() => {
-      metrics.cacheEntries.set({ tier: 'l1' }, this.store.size);
+      metrics.cacheEntries.set({ tier: 'l1' }, this.size);
       metrics.cacheBytes.set({ tier: 'l1' }, this.store.bytes);
       this.curve.ratios?.forEach((ratio, i) =>
         metrics.cacheL1EstimatedHitRatio.set({ size: CURVE_SIZES[i]!.label }, ratio),
@@ -90,41 +137,66 @@ export class L1Cache {
   }
 
   /**
-   * The stored value, marking it recently used. `hop`: the read of an alias's target, part of the
-   * lookup that found the alias (the hit-ratio curve counts lookups, not reads).
+   * The stored value, marking it recently used; by a recording's link code, its entry. `hop`: the
+   * read of an alias's target, part of the lookup that found the alias (the hit-ratio curve
+   * counts lookups, not reads).
    */
   get(key: string, hop = false): StoredValue | undefined {
-    this.curve.lookup(key, !hop);
-    return this.store.get(key);
+    const value = this.store.get(key);
+    const own = value === undefined ? this.linkNames.get(key) : undefined;
+    // By link code, a use of the entry that holds the name (the curve weighs it with its entry).
+    this.curve.lookup(own ?? key, !hop);
+    return own === undefined ? value : this.store.get(own);
   }
 
   /** The stored value without marking it used (background work must not keep entries alive). */
   peek(key: string): StoredValue | undefined {
-    return this.store.peek(key);
+    const value = this.store.peek(key);
+    if (value !== undefined) return value;
+    const own = this.linkNames.get(key);
+    return own === undefined ? undefined : this.store.peek(own);
   }
 
   /**
    * Stores a value (replacing any). An entry's bytes move into the arena; the entry object
    * stays the same, so callers may still compare what they stored with what `peek` returns.
+   * An alias to an entry held under its own name with this link code is already there
+   * (linkNames): storing it again changes nothing.
    */
   set(key: string, value: StoredValue): void {
+    const own = this.linkNames.get(key);
+    if (own !== undefined) {
+      if (value.kind === 'alias' && siblingL1Key(own, value.target as ResourceKey) === own) {
+        // Whatever else was stored under the name since gives way, as it would to the alias.
+        this.store.delete(key);
+        return;
+      }
+      this.linkNames.delete(key);
+    }
     const again = this.store.peek(key) === value;
     const held = this.store.set(key, value);
     if (held) this.curve.stored(key, sizeOf(value, key), value.kind === 'alias');
     // Refused (larger than the bound) or already held under this key: nothing more to hold.
     if (again || !held || value.kind !== 'entry') return;
     this.arena.hold(key, value);
+    const link = linkNameOf(key, value);
+    if (link !== null) {
+      // One way to each name: an alias item stored under it earlier gives way.
+      this.store.delete(link);
+      this.linkNames.set(link, key);
+    }
   }
 
-  /** Drops a key. */
+  /** Drops a key (a link-code name leaves; the entry it led to stays under its own name). */
   delete(key: string): void {
     this.curve.deleted(key);
     this.store.delete(key);
+    this.linkNames.delete(key);
   }
 
   /** Number of items held. */
   get size(): number {
-    return this.store.size;
+    return this.store.size + this.linkNames.size;
   }
 
   /** The arena's segments: how many, their bytes, and the bytes of entries held in them. */

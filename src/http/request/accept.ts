@@ -22,7 +22,7 @@ export function acceptsJson(header: string | undefined): boolean {
 /** acceptsJson with answers remembered per header value; one per app, so apps share no state. */
 export class AcceptMemo {
   // Clients repeat the same Accept value on every request; only short ones are remembered.
-  readonly #memo = new BoundedMemo(negotiate, 256, { maxKeyLength: 512, repeats: true });
+  readonly #memo = new BoundedMemo(negotiate, 256, { maxKeyLength: 512 });
 
   /** As {@link acceptsJson}. */
   acceptsJson(header: string | undefined): boolean {

@@ -31,7 +31,6 @@ const MEMO_LIMIT = 1024;
 function verdictMemo(hostSuffix: string): BoundedMemo<HostVerdict> {
   return new BoundedMemo((host) => judgeHost(host, hostSuffix), MEMO_LIMIT, {
     maxKeyLength: MAX_HOST_LENGTH,
-    repeats: true,
   });
 }
 

@@ -3,7 +3,6 @@
 import t from 'tap';
 import type { ServerResponse } from 'node:http';
 import type { CacheEntry } from '../../../src/cache/entry/entry.js';
-import { withVariantTags } from '../../helpers/redis-tier.js';
 import type { Outcome } from '../../../src/cache/lookup.js';
 import {
   bodyForNode,
@@ -19,7 +18,7 @@ const GZIP = Buffer.from('gzip bytes');
 
 /** A 200 entry stored 35.5 s ago, fresh for 60 s more, with both encodings. */
 function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
-  const entry: Omit<CacheEntry, 'etagGzip' | 'etagBr'> & Partial<CacheEntry> = {
+  return {
     kind: 'entry',
     status: 200,
     body: IDENTITY,
@@ -36,7 +35,6 @@ function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
     linkId: null,
     ...overrides,
   };
-  return withVariantTags(entry);
 }
 
 /**

@@ -43,7 +43,7 @@ void t.test(
 );
 
 void t.test('peek does not refresh recency (room for three items)', (t) => {
-  const l1 = new L1Cache(4800, new GatewayMetrics({ defaultMetrics: false }));
+  const l1 = new L1Cache(3500, new GatewayMetrics({ defaultMetrics: false }));
   l1.set('a', makeEntry({ body: body(300), gzip: null, br: null }));
   l1.set('b', makeEntry({ body: body(300), gzip: null, br: null }));
   l1.peek('a');
@@ -101,6 +101,82 @@ void t.test(
     };
     t.equal(run(make(0.25)), 20, 'with shares, the quiet workspace keeps all of its entries');
     t.ok(run(make(null)) < 20, 'without shares, the flood pushes some out (the test can tell)');
+    t.end();
+  },
+);
+
+void t.test(
+  "a recording's link-code name: found with its entry, costing a few dozen bytes beside it, gone with it",
+  (t) => {
+    const id = '0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c';
+    const own = `acme\n7\nu:${id}`;
+    const link = 'acme\n7\nc:abcDEF_12';
+    const alias = { kind: 'alias', target: `u:${id}`, staleUntil: Date.now() + 60_000 } as const;
+    const withLink = makeEntry({ body: body(800), recordingId: id, linkId: 'abcDEF_12' });
+    const withoutLink = makeEntry({ body: body(800), recordingId: id, linkId: null });
+
+    const bare = new L1Cache(1024 * 1024, new GatewayMetrics({ defaultMetrics: false }));
+    bare.set(own, withoutLink);
+    const l1 = new L1Cache(1024 * 1024, new GatewayMetrics({ defaultMetrics: false }));
+    l1.set(own, withLink);
+    const nameCost = l1.bytes - bare.bytes;
+    t.ok(nameCost > link.length && nameCost <= 100, `the link name counts ${nameCost} bytes`);
+    t.equal(l1.get(link), withLink, 'found by its link code');
+    t.equal(l1.peek(link), withLink, 'and by peek');
+    l1.set(link, alias);
+    t.equal(l1.bytes - bare.bytes, nameCost, 'storing its alias again costs nothing more');
+    t.equal(l1.size, 2, 'one entry and one name');
+
+    l1.delete(link);
+    t.equal(l1.get(link), undefined, 'a purge of the link code drops the name');
+    t.equal(l1.get(own), withLink, 'and leaves the entry');
+    l1.set(own, withoutLink);
+    l1.set(own, withLink);
+    l1.set(own, withoutLink);
+    t.equal(
+      l1.get(link),
+      undefined,
+      'an entry replaced by one without the code takes its name along',
+    );
+    l1.set(own, withLink);
+    l1.delete(own);
+    t.equal(l1.get(link), undefined, 'a deleted entry takes its name along');
+    t.equal(l1.size, 0);
+    t.end();
+  },
+);
+
+void t.test(
+  'link-code names leave with their evicted entries, and other aliases stay items',
+  (t) => {
+    for (const policy of ['lru', 's3-fifo'] as const) {
+      const l1 = new L1Cache(64 * 1024, new GatewayMetrics({ defaultMetrics: false }), policy);
+      const idOf = (i: number) => `0b0f3f8e-6c1a-4a62-9a55-${String(i).padStart(12, '0')}`;
+      for (let i = 0; i < 200; i++)
+        l1.set(
+          `acme\n1\nu:${idOf(i)}`,
+          makeEntry({ body: body(800), recordingId: idOf(i), linkId: `code${i}` }),
+        );
+      let names = 0;
+      let entries = 0;
+      for (let i = 0; i < 200; i++) {
+        if (l1.peek(`acme\n1\nc:code${i}`) !== undefined) names++;
+        if (l1.peek(`acme\n1\nu:${idOf(i)}`) !== undefined) entries++;
+      }
+      t.ok(entries > 0 && entries < 200, `${policy}: some entries evicted (${entries} held)`);
+      t.equal(names, entries, `${policy}: a name for each entry held, none for the evicted`);
+      t.equal(l1.size, 2 * entries, `${policy}: no name left behind`);
+      t.ok(l1.bytes <= 64 * 1024, `${policy}: within the bound`);
+
+      // Another spelling the upstream answered for this recording: an alias item of its own.
+      const other = {
+        kind: 'alias',
+        target: `u:${idOf(199)}`,
+        staleUntil: Date.now() + 60_000,
+      } as const;
+      l1.set('acme\n1\nc:OTHER', other);
+      t.equal(l1.peek('acme\n1\nc:OTHER'), other, `${policy}: held as the alias it is`);
+    }
     t.end();
   },
 );

@@ -1,0 +1,55 @@
+// cache.l1.maxBytes is a promise about memory, not only about a count: with recordings stored as
+// the gateway stores them, through three times what the bound holds, the heap and ArrayBuffer
+// growth stays within what L1 counts, and the count within the bound. Each fill runs in a fresh
+// process (fixtures/fill-l1.ts says why).
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const fixture = fileURLToPath(new URL('./fixtures/fill-l1.ts', import.meta.url));
+const MAX_BYTES = 8 * 1024 * 1024;
+/** About three times what 8 MiB holds at roughly 1.6 KB a recording. */
+const RECORDINGS = 15_000;
+
+interface Filled {
+  items: number;
+  counted: number;
+  /** The hit-ratio curve's memory: a fixed cost beside the bound (hit-ratio-curve.ts). */
+  curve: number;
+  real: number;
+}
+
+async function fill(policy: 'lru' | 's3-fifo', links: 'with' | 'without'): Promise<Filled> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--import',
+      '@tapjs/typescript/import',
+      fixture,
+      policy,
+      links,
+      String(MAX_BYTES),
+      String(RECORDINGS),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`fill-l1 exited with ${code}`);
+  return JSON.parse(out) as Filled;
+}
+
+// Both names (UUID and link code) with LRU; S3-FIFO, whose ghost is counted too, with UUIDs only.
+for (const [policy, links] of [
+  ['lru', 'with'],
+  ['s3-fifo', 'without'],
+] as const)
+  void t.test(`${policy}, ${links} link codes: real memory within the count`, async (t) => {
+    const { items, counted, curve, real } = await fill(policy, links);
+    const what = `${items} items, counted ${counted}, curve ${curve}, real ${real}`;
+    t.ok(counted <= MAX_BYTES, `counted within the bound (${what})`);
+    t.ok(real <= counted + curve, `real growth within the count and the curve (${what})`);
+    t.ok(items > 4000, `and the bound was filled (${what})`);
+  });
