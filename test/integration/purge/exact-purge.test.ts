@@ -30,6 +30,7 @@ interface Fleet {
 async function fleet(
   t: TestLike & { equal: (a: unknown, b: unknown, m: string) => void },
   withRedis: boolean,
+  indexSize = 20_000,
 ): Promise<Fleet> {
   const catalog = await startCatalog(t);
   const redis = withRedis ? await getRedis(t) : undefined;
@@ -40,6 +41,7 @@ async function fleet(
     cache: {
       ttl: { list: '5m', recording: '5m' },
       staleWhileRevalidate: '5m',
+      purge: { indexSize },
       ...(redis === undefined
         ? {}
         : { redis: { keyPrefix: redis.keyPrefix, commandTimeout: '500ms' } }),
@@ -244,4 +246,22 @@ for (const withRedis of [false, true]) {
       }
     },
   );
+
+  void t.test(`${mode}: an index that gave up falls back to a move, never fewer`, async (t) => {
+    const f = await fleet(t, withRedis, 100);
+    // One page of all 40 recordings as well: past 100 pairs in either index.
+    for (const gw of f.gateways)
+      await gw.get('/api/external/v2/recordings?page_number=1&page_size=40');
+    await warm(f);
+    f.catalog.change(12);
+    const answer = await f.purge({ recording: recordingId(12) });
+    t.equal(answer['matched'], null, 'the index could not tell: a move');
+    const fetched = await refetched(f);
+    for (const url of [
+      upstreamRecording(12),
+      ...Array.from({ length: PAGES }, (_, n) => upstreamPage(n + 1)),
+    ])
+      t.ok(fetched.includes(url), `${url} fetched again`);
+    t.equal((await f.gateways[0]!.get(`${REC}/${recordingId(12)}`)).json().title, 'r12 v2');
+  });
 }
