@@ -186,7 +186,7 @@ export class Tiers {
     const l1 = this.deps.l1;
     let value = l1.get(this.names.of(workspace, generation, key));
     if (value !== undefined && value.kind === 'alias')
-      value = l1.get(this.names.of(workspace, generation, value.target as ResourceKey));
+      value = l1.get(this.names.of(workspace, generation, value.target as ResourceKey), true);
     return value?.kind === 'entry' ? value : undefined;
   }
 

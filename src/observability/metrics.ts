@@ -83,6 +83,16 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** The L1 hit ratio estimated at ½, 1, 2 and 4 times its bound (l1/hit-ratio-curve.ts; LRU's curve). */
+  readonly cacheL1EstimatedHitRatio = new Gauge({
+    name: `${PREFIX}cache_l1_estimated_hit_ratio`,
+    help: 'Share of L1 lookups an LRU L1 of this size (a multiple of cache.l1.maxBytes) would find, estimated online by sampling keys (SHARDS).',
+    labelNames: ['size'] as const,
+    registers: [this.registry],
+    // Over several workers, each with its own L1 of the configured size: their mean.
+    aggregator: 'average',
+  });
+
   /** Upstream fetches by resource and outcome (ok, not_modified, not_found, unauthorized, timeout, unreachable, invalid, rate_limited, circuit_open). */
   readonly upstreamRequests = new Counter({
     name: `${PREFIX}upstream_requests_total`,
@@ -219,6 +229,7 @@ export class GatewayMetrics {
     help: 'Per-key quota decisions by result (allowed, limited) and where the request was counted (redis, local).',
     labelNames: ['result', 'source'] as const,
     registers: [this.registry],
+    collect: this.batch.flush,
   });
 
   /** SIGHUP reloads by result (ok, error). */
