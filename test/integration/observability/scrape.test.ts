@@ -112,11 +112,13 @@ void t.test(
       'recgw_redis_maxmemory_policy_info',
       'recgw_quota_decisions_total',
       'recgw_redis_cluster_slots_down',
+      // DESIGN A9 (purge forms).
+      'recgw_purges_total',
     ];
     t.same(
       gateway.sort(),
       [...Object.keys(A7), ...extra].sort(),
-      'no gateway metric beyond A7 (and the nine named)',
+      'no gateway metric beyond A7 (and the ten named)',
     );
     // Bounded labels: no key, id or workspace ever becomes a label value.
     for (const secretish of [
