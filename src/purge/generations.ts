@@ -16,6 +16,18 @@
  *   L1 entry is served at most `maxLag` after the last complete log read or after its own fetch
  *   began, whichever is later, never after a purge this instance heard of, and a purge it could
  *   not hear of is obeyed within `maxLag`.
+ *
+ * Exact purges (a page, a recording, a folder, a tag, every soft purge; purger.ts) keep the
+ * workspace's numbers, so L1 names stay, but replace its generation object (moveExact, with
+ * Redis's new `rev`): the second rule then refuses every store begun before, exactly as after a
+ * move, while the purger drops or marks stale the entries the workspace's index of holders
+ * names. An instance that cannot tell which those are (no generation, an index that gave up)
+ * forgets the workspace instead, which is always safe.
+ *
+ * The hard guarantee: after a hard purge's 200, once this instance has read it, no value of what
+ * it covers whose fetch began before it is served. The soft guarantee: after a soft purge's 200,
+ * once read, no such value is served as fresh (only stale, under stale-while-revalidate), none
+ * is stored, and each covered entry starts one refresh on its first request here.
  */
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';

@@ -140,6 +140,11 @@ export class Purger {
     workspace: WorkspaceId,
     purge: Omit<ExactPurge, 'rev'> & { rev: number },
   ): PurgeOutcome {
+    // Already applied (this instance made it, or loaded the generation after it): a second
+    // pass would only drop or mark stale again what was fetched since.
+    const current = this.generations.peek(workspace);
+    if (purge.rev !== 0 && current?.rev === purge.rev)
+      return { generation: current, matched: null };
     const move = this.generations.moveExact(workspace, purge.rev === 0 ? undefined : purge.rev);
     if (move === undefined)
       return {

@@ -160,9 +160,11 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Purges a workspace, one recording, every list page, or one list page, on every instance.
-         * @description After a 200 no instance serves a value fetched before the purge, under any of its names.
-         *     The body's four forms are described under PurgeRequest.
+         * Purges a workspace, one recording, a folder, a tag, every list page, or one list page, on every instance; hard or soft.
+         * @description After a hard purge's 200 no instance serves a value of what it covers fetched before the
+         *     purge, under any of its names. After a soft purge's 200 no such value is served as
+         *     fresh: each is served stale (one background refresh each) until refreshed. The body's
+         *     forms are described under PurgeRequest.
          */
         post: operations["purge"];
         delete?: never;
@@ -250,42 +252,72 @@ export interface components {
             pagination: components["schemas"]["Pagination"];
         };
         /**
-         * @description A workspace's purge generation: random tokens drawn afresh in Redis on every purge (`all` on a
-         *     workspace purge, `list` on any recording or list purge); 0 without Redis, -1 while this
-         *     instance cannot know it (Redis unreachable past `cache.purge.maxLag`). `epoch` is this
-         *     instance's local number for its L1 keys.
+         * @description A workspace's purge generation: random tokens drawn afresh in Redis (`all` on a workspace
+         *     purge, `list` on a lists purge, `rev` on every exact purge: a page, a recording, a folder,
+         *     a tag, or a soft purge); 0 without Redis, -1 while this instance cannot know it (Redis
+         *     unreachable past `cache.purge.maxLag`). `epoch` is this instance's local number for its
+         *     L1 keys.
          */
         Generation: {
             all: number;
             list: number;
+            rev?: number;
             epoch?: number;
         };
         /**
-         * @description One of four forms; any other field is refused (400), so a misspelt field never widens a purge.
-         *     `{"workspace"}` everything of the workspace; `{"workspace", "recording"}` one recording
-         *     (UUID or link code) and the list pages that may hold it; `{"workspace", "lists": true}`
-         *     every list page (recordings stay); `{"workspace", "page_number", "page_size"}` one list
-         *     page (done by purging every list page of the workspace: a superset, never less).
+         * @description One of six forms, each with an optional `soft`; any other field is refused (400), so a
+         *     misspelt field never widens a purge. `{"workspace"}` everything of the workspace;
+         *     `{"workspace", "recording"}` one recording (UUID or link code) and exactly the cached list
+         *     pages that hold it; `{"workspace", "folder_id"}` / `{"workspace", "tag_id"}` every cached
+         *     recording of that folder or tag and every cached list page holding one;
+         *     `{"workspace", "lists": true}` every list page (recordings stay);
+         *     `{"workspace", "page_number", "page_size"}` one list page. `"soft": true` marks what the
+         *     form covers stale (served under stale-while-revalidate with one refresh each, never as
+         *     fresh) instead of dropping it.
          */
         PurgeRequest: {
             workspace: components["schemas"]["Workspace"];
+            /** @description Mark stale instead of dropping. */
+            soft?: boolean;
         } | {
             workspace: components["schemas"]["Workspace"];
             /** @description A UUID or a public link code. */
             recording: string;
+            /** @description Mark stale instead of dropping. */
+            soft?: boolean;
+        } | {
+            workspace: components["schemas"]["Workspace"];
+            /** @description Shaped like a recording id (a UUID or 1-64 of A-Z a-z 0-9 _ -). */
+            folder_id: string;
+            /** @description Mark stale instead of dropping. */
+            soft?: boolean;
+        } | {
+            workspace: components["schemas"]["Workspace"];
+            /** @description Shaped like a recording id (a UUID or 1-64 of A-Z a-z 0-9 _ -). */
+            tag_id: string;
+            /** @description Mark stale instead of dropping. */
+            soft?: boolean;
         } | {
             workspace: components["schemas"]["Workspace"];
             /** @constant */
             lists: true;
+            /** @description Mark stale instead of dropping. */
+            soft?: boolean;
         } | {
             workspace: components["schemas"]["Workspace"];
             page_number: number;
             page_size: number;
+            /** @description Mark stale instead of dropping. */
+            soft?: boolean;
         };
         PurgeResult: {
             purged: {
                 workspace: string;
                 recording: string | null;
+                /** @description Present for a folder purge. */
+                folder_id?: string;
+                /** @description Present for a tag purge. */
+                tag_id?: string;
                 /**
                  * @description Present when list pages were purged.
                  * @constant
@@ -293,8 +325,17 @@ export interface components {
                 lists?: true;
                 page_number?: number;
                 page_size?: number;
+                soft?: boolean;
             };
             generation: components["schemas"]["Generation"];
+            /**
+             * @description Cached entries that answered to the recording, folder or tag (as Redis's index knows
+             *     them; without Redis, this instance's): 0 means nothing was dropped. Null after a move
+             *     (a hard workspace or lists purge, or an exact purge whose index had given up).
+             */
+            matched?: number | null;
+            /** @description Present when a folder or tag id matched no cached entry. */
+            note?: string;
         };
         /** @description What one tier holds; only `present` when it holds nothing. */
         TierEntry: {

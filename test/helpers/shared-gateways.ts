@@ -164,10 +164,14 @@ export async function waitForGeneration(
   await waitFor(
     async () => {
       const current = await gw.app.tiers.generation(asWorkspaceId(workspace)!);
-      return current.all === generation.all && current.list === generation.list;
+      return (
+        current.all === generation.all &&
+        current.list === generation.list &&
+        (current.rev ?? 0) === (generation.rev ?? 0)
+      );
     },
     timeoutMs,
-    `generation ${generation.all}.${generation.list} of ${workspace}`,
+    `generation ${generation.all}.${generation.list}.${generation.rev ?? 0} of ${workspace}`,
   );
 }
 

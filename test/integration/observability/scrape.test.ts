@@ -113,6 +113,8 @@ void t.test(
       'recgw_quota_decisions_total',
       'recgw_redis_cluster_slots_down',
       'recgw_cache_lock_waits_total',
+      // DESIGN A9 (purge forms).
+      'recgw_purges_total',
     ];
     t.same(
       gateway.sort(),

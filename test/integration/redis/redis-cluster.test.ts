@@ -97,6 +97,35 @@ void t.test(
       'both log entries',
     );
     t.equal(heardByB.resets, 0, 'the log reached back: nothing lost');
+
+    // An exact purge: its work in the workspace's slot, then its log entry in the log's.
+    const now = (await a.tier.loadGeneration(ws))!;
+    await a.tier.set(ws, now, [[UUID, makeEntry()]]);
+    const soft = await a.tier.purgeExact(ws, {
+      selectors: ['*'],
+      keys: [],
+      soft: true,
+      now: Date.now(),
+      fallback: 'all',
+    });
+    t.equal(soft.matched, 1, 'the indexed entry matched');
+    t.equal(soft.generation.all, now.all, 'no token but rev moved');
+    t.not(soft.generation.rev ?? 0, now.rev ?? 0);
+    const marked = await b.tier.get(ws, soft.generation, UUID);
+    t.ok(marked?.kind === 'entry' && marked.freshUntil <= Date.now(), 'kept, marked stale');
+    const hard = await b.tier.purgeExact(ws, {
+      selectors: [],
+      keys: [UUID],
+      soft: false,
+      now: Date.now(),
+      fallback: 'list',
+    });
+    t.equal(await a.tier.get(ws, hard.generation, UUID), undefined, 'dropped by name');
+    await waitFor(
+      () => heardByB.forgotten.filter((name) => name === ws).length === 4,
+      3000,
+      'the exact purges logged (a listener without exact forgets)',
+    );
   },
 );
 
