@@ -108,6 +108,14 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Background refreshes started, by why: `ahead` (refresh-ahead, still fresh) or `stale` (stale-while-revalidate). */
+  readonly refreshes = new Counter({
+    name: `${PREFIX}cache_refreshes_total`,
+    help: 'Background refreshes started: ahead (refresh-ahead, before expiry) or stale (stale-while-revalidate).',
+    labelNames: ['resource', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   /** transcoded_url re-signs by signer scheme and result (ok, error). */
   readonly resigns = new Counter({
     name: `${PREFIX}transcoded_url_resigns_total`,
