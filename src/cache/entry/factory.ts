@@ -256,13 +256,12 @@ export class EntryFactory {
         ? this.list(workspace, parsed as ListPage, now, renewal).list
         : this.recording(workspace, parsed as Recording, now, renewal);
     }
-    const timings = this.settings().timings.for(workspace);
     const freshUntil = this.freshUntilOf(workspace, resource, entry, now, renewal);
     return {
       ...entry,
       storedAt: now,
       freshUntil,
-      staleUntil: staleUntilOf(freshUntil, timings),
+      staleUntil: this.staleUntilOf(workspace, freshUntil, renewal),
       validators: renewal.validators,
       fetchMs: renewal.fetchMs,
     };
@@ -368,7 +367,6 @@ export class EntryFactory {
     recording: Recording | null,
     fetched: Fetched,
   ): CacheEntry {
-    const timings = this.settings().timings.for(workspace);
     const freshUntil = this.freshUntilOf(workspace, resource, facts, storedAt, fetched);
     return {
       kind: 'entry',
@@ -381,7 +379,7 @@ export class EntryFactory {
       etagBr: null,
       storedAt,
       freshUntil,
-      staleUntil: staleUntilOf(freshUntil, timings),
+      staleUntil: this.staleUntilOf(workspace, freshUntil, fetched),
       urlDeadline: facts.urlDeadline,
       urlExpiry: facts.urlExpiry,
       resignAt: facts.resignAt,
@@ -402,6 +400,9 @@ export class EntryFactory {
     storedAt: number,
     fetched: Fetched,
   ): number {
+    // An answer the origin said not to store (no-store, honor) is stored nowhere (the flow), and
+    // tells the client so: fresh for no time, max-age=0, and Cache-Status without `stored`.
+    if (!fetched.store) return storedAt;
     const { config, timings: table } = this.settings();
     const timings = table.for(workspace);
     // The origin's max-age / s-maxage (upstream.cacheControl honor) caps the TTL, never lengthens it.
@@ -427,6 +428,12 @@ export class EntryFactory {
       }
     }
     return Math.max(freshUntil, storedAt);
+  }
+
+  /** Until when an entry fresh until `freshUntil` may be served stale; a no-store answer not at all. */
+  private staleUntilOf(workspace: WorkspaceId, freshUntil: number, fetched: Fetched): number {
+    if (!fetched.store) return freshUntil;
+    return staleUntilOf(freshUntil, this.settings().timings.for(workspace));
   }
 }
 
