@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { startSimulator } from '../src/sim/server.js';
 import type { Settings } from './compare.js';
 import { l1HitCase, l2HitCase } from './hit-case.js';
+import { fleetCase } from './fleet-case.js';
 import { memoryCase } from './memory-case.js';
 import { missCase } from './miss-case.js';
 import { pinSelf } from './processes.js';
@@ -28,6 +29,7 @@ const CASES: Record<string, (b: Bench) => Promise<CaseResult>> = {
   memory: memoryCase,
   quota: quotaCase,
   workers: workersCase,
+  fleet: fleetCase,
   'trace-replay': () => Promise.resolve(traceReplayCase(configuredL1())),
 };
 

@@ -11,6 +11,7 @@
 import { fileURLToPath } from 'node:url';
 import { Zipf } from './zipf.js';
 import { L1Cache, type L1Policy } from '../src/cache/l1/l1.js';
+import { CURVE_SIZES } from '../src/cache/l1/hit-ratio-curve.js';
 import type { CacheEntry } from '../src/cache/entry/entry.js';
 import { l1Key, linkKey, uuidKey, type ResourceKey } from '../src/cache/entry/keys.js';
 import { valuesAskedBy } from '../src/cache/entry/recording-values.js';
@@ -171,7 +172,7 @@ function replay(trace: Trace, maxBytes: number, make: L1Factory, seed: number) {
     const own = namesOf(id);
     // As Tiers.readL1: the name asked for, then one alias hop.
     let value = l1.get(byLink ? own.link : own.uuid);
-    if (value?.kind === 'alias') value = l1.get(own.uuid);
+    if (value?.kind === 'alias') value = l1.get(own.uuid, true);
     if (value?.kind === 'entry') {
       hits++;
       tenantHits[tenant]!++;
@@ -197,6 +198,7 @@ function replay(trace: Trace, maxBytes: number, make: L1Factory, seed: number) {
     held,
     bytesPerRecording: held === 0 ? 0 : l1.bytes / held,
     bodyPerRecording: held === 0 ? 0 : bodyBytes / held,
+    estimates: l1.curve.ratios!,
   };
 }
 
@@ -298,12 +300,14 @@ export function traceReplayCase(
   const rows: Array<{ label: string; figures: string }> = [];
   const checks: Array<{ target: string; measured: string; met: boolean }> = [];
   let worst = { gain: Infinity, label: '' };
+  let worstCurve = { error: 0, label: '' };
   for (const trace of TRACES()) {
     for (const fraction of FRACTIONS) {
       const maxBytes = Math.round(RECORDINGS * fraction * BUDGET_PER_RECORDING);
       const policy = replay(trace, maxBytes, configured.make, 7);
       const plain = replay(trace, maxBytes, lru, 7);
       const label = `${trace.name}, ${fraction * 100}%`;
+      const lruHits = (bytes: number) => pct(replay(trace, bytes, lru, 7).hits, REQUESTS);
       const gain = pct(policy.hits, REQUESTS) - pct(plain.hits, REQUESTS);
       if (gain < worst.gain) worst = { gain, label };
       const figures: Record<string, number | string> = {
@@ -320,6 +324,14 @@ export function traceReplayCase(
         figures['quietTenant'] = pct(policy.tenantHits[0]!, policy.tenantRequests[0]!);
         figures['quietTenantLru'] = pct(plain.tenantHits[0]!, plain.tenantRequests[0]!);
       }
+      // The L1's own estimate of LRU at ½× to 4× its size, beside LRU replayed at each size.
+      if (fraction === 0.01)
+        figures['curve'] = CURVE_SIZES.map(({ label: size, times }, i) => {
+          const [estimate, measured] = [pct(policy.estimates[i]!, 1), lruHits(times * maxBytes)];
+          const error = Math.abs(estimate - measured);
+          if (error > worstCurve.error) worstCurve = { error, label: `${label}, ${size}` };
+          return `${size} ${estimate} vs LRU ${measured}`;
+        }).join(' / ');
       rows.push({ label, figures: pairs(figures) });
       if (fraction === 0.01 && (trace.name === 'Zipf 1.0' || trace.name === 'Zipf 0.8'))
         checks.push({
@@ -329,6 +341,11 @@ export function traceReplayCase(
         });
     }
   }
+  checks.push({
+    target: 'hit-ratio curve within 3 points of LRU measured at ½×, 1×, 2×, 4× of 1%',
+    measured: `largest error ${worstCurve.error.toFixed(1)} points (${worstCurve.label})`,
+    met: worstCurve.error <= 3,
+  });
   const hitNs = { policy: hitCost(configured.make), lru: hitCost(lru) };
   rows.push({ label: 'L1 hit (get of a held entry), ns', figures: pairs(hitNs) });
   checks.push({

@@ -64,6 +64,8 @@ export interface App {
   readonly l1: L1Cache;
   /** The Redis connection every shared store uses; null without Redis. */
   readonly redis: SharedRedis | null;
+  /** The shared values and fetch locks on that connection; null without Redis. */
+  readonly l2: RedisL2Store | null;
   readonly readThrough: ReadThrough;
   /** L1 and L2 as one store, shared by the flow, the purger and inspection. */
   readonly tiers: Tiers;
@@ -145,6 +147,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     new RedisL2Store(redis, {
       clock,
       onForeignGeneration: (workspace) => purgeStore.forget(workspace),
+      indexSize: initial.cache.purge.indexSize,
     });
   const l1 = new L1Cache(
     initial.cache.l1.maxBytes,
@@ -156,6 +159,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     shared: purgeStore,
     maxWorkspaces: initial.cache.purge.maxWorkspaces,
     maxLagMs: initial.cache.purge.maxLag,
+    indexSize: initial.cache.purge.indexSize,
   });
   const verdicts = new Verdicts(redis && new RedisVerdictStore(redis), metrics, () => ({
     valid: settings.config.auth.validTtl,
@@ -196,12 +200,16 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     l2,
     factory,
     keyLearned: (lookup, valid) => keys.learned(lookup, valid, clock.now()),
+    lockWaited: (resource, result) => metrics.cacheLockWaits.inc({ resource, result }),
     settings: current,
     clock,
     logger: cacheLogger,
     ...(deps.random === undefined ? {} : { random: deps.random }),
   });
-  const purger = new Purger(purgeStore, generations, tiers);
+  const purger = new Purger(purgeStore, generations, tiers, {
+    now: () => clock.now(),
+    counted: (scope, mode) => metrics.purges.inc({ scope, mode }),
+  });
 
   const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));
   const quotas = new Quotas({
@@ -273,6 +281,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     metrics,
     l1,
     redis,
+    l2,
     readThrough,
     tiers,
     tracing,

@@ -11,7 +11,7 @@ import { GatewayError, KeyRefused, UpstreamError } from '../errors.js';
 import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
-import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
+import { flightKey as flightKeyOf, type Generation, type ResourceKey } from './entry/keys.js';
 import { entryState, isHit, type EntryState } from './entry/state.js';
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
@@ -33,6 +33,8 @@ export interface ReadThroughDeps {
    * flow keeps no verdicts and counts no metrics).
    */
   readonly keyLearned: (lookup: Lookup, valid: boolean) => void;
+  /** How each wait on another instance's fetch lock ended (the metrics side counts it). */
+  readonly lockWaited?: (resource: Lookup['resource'], result: LockWaitResult) => void;
   readonly settings: () => Settings;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -40,7 +42,17 @@ export interface ReadThroughDeps {
   readonly random?: () => number;
 }
 
-const LOCK_POLL_MS = 25;
+/**
+ * A lock waiter re-checks by itself this many times within `cache.distributedLock.wait`, so a
+ * lost wake-up costs at most a fraction of `wait`, never the whole of it.
+ */
+const LOCK_CHECKS = 4;
+
+/**
+ * How a wait on another instance's fetch lock ended: a release message woke it, its own re-check
+ * found the value or a free lock, it waited out `wait` and fetched itself, or Redis stopped answering.
+ */
+export type LockWaitResult = 'woken' | 'rechecked' | 'timeout' | 'unavailable';
 
 /** The two-tier read-through cache. */
 export class ReadThrough {
@@ -113,7 +125,7 @@ export class ReadThrough {
     span?.end();
     if (served) return served;
     // Coalesce: one fetch per key at a time, shared by every verified request for it.
-    const flightKey = l1Key(lookup.workspace, generation, lookup.key);
+    const flightKey = flightKeyOf(lookup.workspace, generation, lookup.key);
     const existing = this.flights.get(flightKey);
     if (existing === undefined)
       return this.fly(flightKey, lookup, () => this.fetchOnce(lookup, generation, fallback));
@@ -152,7 +164,7 @@ export class ReadThrough {
     fallback: CacheEntry | undefined,
     proved?: () => void,
   ): Promise<Served> {
-    const flightKey = `${l1Key(lookup.workspace, generation, lookup.key)}\n${lookup.keyHash}`;
+    const flightKey = `${flightKeyOf(lookup.workspace, generation, lookup.key)}\n${lookup.keyHash}`;
     const fetch = async (): Promise<Served> => {
       const served = await this.fromUpstream(lookup, generation, fallback);
       proved?.();
@@ -247,47 +259,64 @@ export class ReadThrough {
 
   /**
    * With cache.distributedLock: take the key's lock, or wait (bounded) for the instance holding
-   * it to store its result. A holder that lets go without storing one (its key was refused, the
-   * upstream failed, the answer is not kept) frees the lock, and the next poll takes it over
-   * and fetches with this request's own key. A crashed holder's lock expires; a waiter past
-   * `wait` fetches itself.
+   * it to let go. Its release wakes this waiter (l2/lock-wakes.ts says how and why pub/sub); the
+   * waiter then reads the stored value, or, when the holder let go without storing one (its key
+   * was refused, the upstream failed, the answer is not kept), takes the lock over and fetches
+   * with this request's own key. A wake-up can be lost, so the waiter also re-checks by itself
+   * every `wait / LOCK_CHECKS`; a crashed holder's lock expires; a waiter past `wait` fetches
+   * itself. `newerThan`: a refresh waits for a value stored after the entry it refreshes.
    */
   private async waitForLock(
     lookup: Lookup,
     generation: Generation,
+    newerThan = -Infinity,
   ): Promise<{ entry?: CacheEntry; release?: () => Promise<void> }> {
     const { l2, settings } = this.deps;
     const lock = settings().config.cache.distributedLock;
     if (l2 === null || !lock.enabled) return {};
-    const outcome = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
-    if (outcome.state === 'acquired') return { release: () => outcome.release() };
-    if (outcome.state === 'unavailable') return {};
-    // Bounded by a count of polls, not by the clock: the polls sleep in real time, and an
-    // injected clock need not move while they do.
-    const polls = Math.ceil(lock.wait / LOCK_POLL_MS);
+    const first = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
+    if (first.state === 'acquired') return { release: () => first.release() };
+    if (first.state === 'unavailable') return {};
     const stored = async (): Promise<CacheEntry | undefined> => {
       const shared = await this.readL2(lookup.workspace, generation, lookup.key);
-      if (shared === undefined || !isHit(this.stateOf(lookup, shared))) return undefined;
+      if (shared === undefined || shared.storedAt <= newerThan) return undefined;
+      if (!isHit(this.stateOf(lookup, shared))) return undefined;
       lookup.status.coalesced = true;
       this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
       return shared;
     };
-    for (let poll = 0; poll < polls; poll++) {
-      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+    const ended = <T>(result: LockWaitResult, value: T): T => {
+      this.deps.lockWaited?.(lookup.resource, result);
+      return value;
+    };
+    let held = first;
+    let woken = false;
+    // Bounded by a count of slices, not by the clock: slices pass in real time, and an injected
+    // clock need not move while they do.
+    for (let slice = 0; ; slice++) {
+      // Listen before looking, so a release between the look and the wait still wakes us.
+      const wait = held.wait(lock.wait / LOCK_CHECKS);
+      const found = woken ? 'woken' : 'rechecked';
       const entry = await stored();
-      if (entry !== undefined) return { entry };
+      if (entry !== undefined) {
+        wait.cancel();
+        return ended(found, { entry });
+      }
       const retry = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
-      if (retry.state === 'unavailable') return {};
+      if (retry.state !== 'held' || slice === LOCK_CHECKS) wait.cancel();
+      if (retry.state === 'unavailable') return ended('unavailable', {});
       if (retry.state === 'acquired') {
         // The holder's write went out before its unlock on the same connection (one slot), so
         // a value it stored is readable now: read once more before fetching again.
         const late = await stored();
-        if (late === undefined) return { release: () => retry.release() };
+        if (late === undefined) return ended(found, { release: () => retry.release() });
         void retry.release();
-        return { entry: late };
+        return ended(found, { entry: late });
       }
+      if (slice === LOCK_CHECKS) return ended('timeout', {});
+      held = retry;
+      woken = (await wait.ended) === 'woken';
     }
-    return {};
   }
 
   /**
@@ -396,17 +425,48 @@ export class ReadThrough {
     reason: 'ahead' | 'stale',
   ): void {
     // Keyed by the entry: a recording read by UUID and by link code is one entry, refreshed once.
-    const flightKey = l1Key(lookup.workspace, generation, ownKey(entry, lookup.key));
+    const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
     if (this.flights.has(flightKey)) return;
     lookup.status.refresh = reason;
-    this.fly(flightKey, lookup, () =>
-      this.fromUpstream(lookup, generation, undefined, entry),
-    ).catch((error: unknown) => {
-      this.deps.logger.warn(
-        { workspace: lookup.workspace, resource: lookup.resource, reason, err: error },
-        'background refresh failed',
-      );
-    });
+    this.fly(flightKey, lookup, () => this.refreshOnce(lookup, generation, entry)).catch(
+      (error: unknown) => {
+        this.deps.logger.warn(
+          { workspace: lookup.workspace, resource: lookup.resource, reason, err: error },
+          'background refresh failed',
+        );
+      },
+    );
+  }
+
+  /**
+   * One refresh for the whole fleet: a value another instance stored since `stale` is taken
+   * as it is, and the refresh takes the key's fetch lock like a miss, so an instance whose
+   * neighbour is already refreshing waits for that value instead of asking the upstream again.
+   */
+  private async refreshOnce(
+    lookup: Lookup,
+    generation: Generation,
+    stale: CacheEntry,
+  ): Promise<Served> {
+    if (this.deps.l2 !== null) {
+      const shared = await this.readL2(lookup.workspace, generation, lookup.key);
+      if (
+        shared !== undefined &&
+        shared.storedAt > stale.storedAt &&
+        isHit(this.stateOf(lookup, shared))
+      ) {
+        this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
+        return { entry: shared, outcome: 'hit' };
+      }
+    }
+    const locked = await this.waitForLock(lookup, generation, stale.storedAt);
+    if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
+    try {
+      // `stale` (or, ahead of expiry, still fresh) gives its validators: a 304 renews it.
+      return await this.fromUpstream(lookup, generation, undefined, stale);
+    } finally {
+      if (locked.release !== undefined) void locked.release();
+    }
   }
 
   private readL1(

@@ -15,6 +15,7 @@ import type { Lookup } from './lookup.js';
 import { ownKey, valuesAskedBy } from './entry/recording-values.js';
 import type { Settings } from './settings.js';
 import type { GenerationSource } from './generation-source.js';
+import { surrogatesOf } from './entry/surrogates.js';
 import type { L2Store } from './l2/store.js';
 
 /** Collaborators of the tiers. */
@@ -77,6 +78,7 @@ export class Tiers {
     const now = this.deps.clock.now();
     const values = stored.filter(([, value]) => worthStoring(value, now));
     if (values.length === 0) return;
+    this.index(workspace, generation, values);
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values)
       this.deps.l1.set(this.names.of(workspace, generation, key), value);
@@ -131,13 +133,54 @@ export class Tiers {
   ): void {
     // Read from L2 under `generation` before a purge may have been heard: the same check as store.
     if (!this.deps.generations.isCurrent(workspace, generation)) return;
-    for (const [k, value] of valuesAskedBy(entry, key))
+    const values = valuesAskedBy(entry, key);
+    this.index(workspace, generation, values);
+    for (const [k, value] of values)
       this.deps.l1.set(this.names.of(workspace, generation, k), value);
   }
 
-  /** Drops values from L1 (a purge on an instance without Redis: Redis deletes its own copies). */
-  dropL1(workspace: WorkspaceId, generation: Generation, keys: readonly ResourceKey[]): void {
-    for (const key of keys) this.deps.l1.delete(this.names.of(workspace, generation, key));
+  /**
+   * Notes, before they become reachable, which purges reach the entries about to be stored in
+   * L1 (purge/holders.ts); Redis keeps its own index in the checked write.
+   */
+  private index(
+    workspace: WorkspaceId,
+    generation: Generation,
+    values: ReadonlyArray<readonly [ResourceKey, StoredValue]>,
+  ): void {
+    const { generations } = this.deps;
+    if (generations.note === undefined) return;
+    for (const [key, value] of values)
+      if (value.kind === 'entry')
+        generations.note(workspace, generation, key, surrogatesOf(key, value));
+  }
+
+  /**
+   * Applies an exact purge to L1: the named entries are dropped (hard) or kept but marked stale
+   * as of `now` (soft: served under stale-while-revalidate with one refresh, never as fresh).
+   * `before` is the generation the entries were stored under (the names are the same under the
+   * one the purge moved to).
+   */
+  purgeL1(
+    workspace: WorkspaceId,
+    before: Generation,
+    keys: Iterable<ResourceKey>,
+    soft: boolean,
+  ): void {
+    const { l1, clock } = this.deps;
+    const now = clock.now();
+    for (const key of keys) {
+      const name = this.names.of(workspace, before, key);
+      if (!soft) {
+        l1.delete(name);
+        continue;
+      }
+      const value = l1.peek(name);
+      // Its validators go too: the refresh fetches the whole answer, since a 304 would renew
+      // (and serve as fresh) the very copy the purge marked stale.
+      if (value?.kind === 'entry' && (value.freshUntil > now || value.validators !== null))
+        l1.set(name, { ...value, freshUntil: Math.min(value.freshUntil, now), validators: null });
+    }
   }
 
   /** Reads L1, following one alias hop. What the entry allows is entryState's to say. */
@@ -145,7 +188,7 @@ export class Tiers {
     const l1 = this.deps.l1;
     let value = l1.get(this.names.of(workspace, generation, key));
     if (value !== undefined && value.kind === 'alias')
-      value = l1.get(this.names.of(workspace, generation, value.target as ResourceKey));
+      value = l1.get(this.names.of(workspace, generation, value.target as ResourceKey), true);
     return value?.kind === 'entry' ? value : undefined;
   }
 

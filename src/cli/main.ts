@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * recgw: the operator's command for a running gateway and its configuration.
- *   recgw purge <workspace> [<recording> | --lists | --page-number N --page-size N]   POST /admin/purge
+ *   recgw purge <workspace> [<recording> | --folder ID | --tag ID | --lists | --page-number N --page-size N] [--soft]   POST /admin/purge
  *   recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]   GET /admin/cache
  *   recgw hash-key [--workspace <name>] < key      SHA-256 for auth.keyFile
  *   recgw check-config [FILE]                      validate YAML + environment as start-up does
@@ -16,8 +16,11 @@ const USAGE = `usage: recgw <command> [options]
 
 commands:
   purge <workspace> [<recording>]      purge a workspace, or one recording (UUID or link code), on every instance
+        <workspace> --folder ID         every recording of a folder, and the list pages holding one
+        <workspace> --tag ID            every recording carrying a tag, and the list pages holding one
         <workspace> --lists             every list page of the workspace (recordings stay)
-        <workspace> --page-number N --page-size N   one list page (with every list page)
+        <workspace> --page-number N --page-size N   one list page
+        ... --soft                      mark stale (served stale, refreshed once) instead of dropping
   inspect <workspace> [<recording>]    what L1 and L2 hold for a recording, or a list page with
           [--page-number N] [--page-size N]   (defaults: page 1, listing.defaultPageSize)
   hash-key [--workspace <name>]        read an API key on stdin, print its SHA-256 for auth.keyFile
@@ -39,7 +42,14 @@ const SWITCH = { type: 'boolean' } as const;
 
 /** Each command's options (every one also takes --json and --help); anything else is refused. */
 const OPTIONS: Readonly<Record<string, OptionSpec>> = {
-  purge: { lists: SWITCH, 'page-number': VALUE, 'page-size': VALUE },
+  purge: {
+    lists: SWITCH,
+    'page-number': VALUE,
+    'page-size': VALUE,
+    folder: VALUE,
+    tag: VALUE,
+    soft: SWITCH,
+  },
   inspect: { 'page-number': VALUE, 'page-size': VALUE },
   'hash-key': { workspace: VALUE },
   'check-config': {},

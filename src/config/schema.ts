@@ -186,6 +186,7 @@ export const configSchema = z
         pollInterval: duration.refine((ms) => ms >= 10, 'at least 10ms'),
         logLength: z.number().int().min(100),
         maxWorkspaces: z.number().int().min(100),
+        indexSize: z.number().int().min(100),
       }),
     }),
     workspaces: z.record(z.string(), workspaceOverrides).superRefine((workspaces, ctx) => {

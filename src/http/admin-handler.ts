@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { PageLimits } from './request/paging.js';
 import type { CacheReport } from '../cache/inspect.js';
-import type { ResourceKey } from '../cache/entry/keys.js';
+import { listKey, type ResourceKey } from '../cache/entry/keys.js';
 import type { PurgeScope, Purger } from '../purge/purger.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -156,29 +156,47 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       }
       return send(res, 400, {
         error:
-          'Body must be JSON: {"workspace": "...", "recording"?: "...", "lists"?: true, "page_number"?: n, "page_size"?: n}',
+          'Body must be JSON: {"workspace": "...", "recording"?: "...", "folder_id"?: "...", "tag_id"?: "...", "lists"?: true, "page_number"?: n, "page_size"?: n, "soft"?: true}',
         code: 'BAD_REQUEST',
       });
     }
     const request = parsePurgeBody(body);
     if (typeof request === 'string') return send(res, 400, { error: request, code: 'BAD_REQUEST' });
-    const { workspace, recording, lists, page } = request;
-    // One list page goes with all of them: list pages share one generation token per workspace,
-    // and drawing a new one is what keeps every instance from serving that page (a superset, never less).
+    const { workspace, recording, lists, page, folder, tag, soft } = request;
     const scope: PurgeScope =
       recording !== null
         ? { kind: 'recording', id: recording }
-        : lists
-          ? { kind: 'lists' }
-          : { kind: 'workspace' };
-    const purged = lists
-      ? { workspace, recording, lists: true, ...(page === null ? {} : page) }
-      : { workspace, recording };
+        : folder !== null
+          ? { kind: 'folder', id: folder }
+          : tag !== null
+            ? { kind: 'tag', id: tag }
+            : page !== null
+              ? { kind: 'page', key: listKey(page.page_number, page.page_size) }
+              : lists
+                ? { kind: 'lists' }
+                : { kind: 'workspace' };
+    const purged = {
+      workspace,
+      recording,
+      ...(folder === null ? {} : { folder_id: folder }),
+      ...(tag === null ? {} : { tag_id: tag }),
+      ...(lists ? { lists: true, ...(page === null ? {} : page) } : {}),
+      soft,
+    };
     try {
       // The 200 is sent only once the purge is in Redis's log (README, "The purge guarantee").
-      const generation = await deps.purger.purge(workspace, scope);
-      deps.logger.info({ workspace, recording, lists }, 'purged');
-      return send(res, 200, { purged, generation });
+      const { generation, matched } = await deps.purger.purge(workspace, scope, soft);
+      deps.logger.info({ workspace, scope: scope.kind, soft, matched }, 'purged');
+      return send(res, 200, {
+        purged,
+        generation,
+        matched,
+        ...(matched === 0 && (folder !== null || tag !== null)
+          ? {
+              note: `no cached entry holds ${folder !== null ? 'folder' : 'tag'} ${folder ?? tag}: nothing was dropped`,
+            }
+          : {}),
+      });
     } catch (error) {
       deps.logger.error({ workspace, err: error }, 'purge failed');
       return send(res, 503, {

@@ -26,7 +26,7 @@ import type { Clock } from '../clock.js';
 import { GatewayError, KeyRefused } from '../errors.js';
 import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
 import type { Quotas } from '../limits/quotas.js';
-import { setRateLimitHeaders } from '../limits/rate-limit-headers.js';
+import { RateLimitFieldMemo, type RateLimitFields } from '../limits/rate-limit-headers.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { RequestLog, type RouteLabel } from './request-log.js';
 import { SpanKind, type RequestTrace } from '../tracing/request-trace.js';
@@ -71,6 +71,7 @@ interface Trace extends ResponseContext {
   lookup: ResourceLookup | undefined;
   /** The request's trace: recorded spans, a client's traceparent carried, or null (nothing made). */
   span: RequestTrace | null;
+  rateLimit: RateLimitFields | null;
 }
 
 /** The attributes of a fast-path L1 lookup span. */
@@ -93,6 +94,7 @@ export class PublicHandler {
   private readonly accepts = new AcceptMemo();
   private readonly listQueries = new ListQueryMemo();
   private readonly responses = new ResponseMemo();
+  private readonly rateLimitFields = new RateLimitFieldMemo();
   /** Connections answered with "Connection: close": whatever else they carry is not served. */
   private readonly closing = new WeakSet<Socket>();
   private readonly requestMetrics: RequestMetrics;
@@ -142,6 +144,7 @@ export class PublicHandler {
       workspace: undefined,
       lookup: undefined,
       span: null,
+      rateLimit: null,
     };
     if (this.tracer !== null) trace.span = this.startSpan(this.tracer, req, route);
     try {
@@ -206,7 +209,7 @@ export class PublicHandler {
           : this.deps.quotas.decide(lookup.workspace, lookup.keyHash, quota);
       if (verified !== undefined && (quota === null || decided !== undefined)) {
         // The fast path: a verified key and a fresh L1 entry. Nothing here awaits.
-        if (quota !== null) applyQuota(res, quota, decided!);
+        if (quota !== null) this.applyQuota(trace, quota, decided!);
         lookup.trace = trace.span;
         const l1Started = trace.span === null ? 0 : performance.now();
         const entry = this.deps.readThrough.hit(verified, now);
@@ -242,7 +245,7 @@ export class PublicHandler {
         // not, carries the key's RateLimit headers.
         const decision =
           decided ?? (await this.deps.quotas.take(lookup.workspace, lookup.keyHash, quota));
-        applyQuota(res, quota, decision);
+        this.applyQuota(trace, quota, decision);
       }
       // Without recorded spans a client's traceparent is still passed on; read only off the fast path.
       trace.span ??= this.deps.tracing.carry(req.headers);
@@ -322,6 +325,18 @@ export class PublicHandler {
     this.finish(req, trace, writeError(res, gatewayError, trace), 'none', gatewayError.code);
   }
 
+  /**
+   * Every answer from the quota check on, a 429 or not, carries the key's RateLimit fields; a
+   * request over the quota ends here.
+   */
+  private applyQuota(trace: Trace, quota: QuotaPolicy, decision: QuotaDecision): void {
+    trace.rateLimit = this.rateLimitFields.of(quota, decision);
+    if (!decision.allowed)
+      throw new GatewayError('QUOTA_EXCEEDED', undefined, {
+        retryAfter: Math.max(1, Math.ceil(decision.retryMs / 1000)),
+      });
+  }
+
   /** The request's one log line and its metrics, from its answer and its cache status. */
   private finish(
     req: IncomingMessage,
@@ -372,16 +387,4 @@ export class PublicHandler {
       });
     }
   }
-}
-
-/**
- * Every answer from the quota check on, a 429 or not, carries the key's RateLimit headers; a
- * request over the quota ends here.
- */
-function applyQuota(res: ServerResponse, quota: QuotaPolicy, decision: QuotaDecision): void {
-  if (!res.destroyed) setRateLimitHeaders(res, quota, decision);
-  if (!decision.allowed)
-    throw new GatewayError('QUOTA_EXCEEDED', undefined, {
-      retryAfter: Math.max(1, Math.ceil(decision.retryMs / 1000)),
-    });
 }

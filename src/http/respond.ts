@@ -8,6 +8,7 @@ import type { Outcome } from '../cache/lookup.js';
 import { ageSeconds, freshSeconds } from '../cache/entry/state.js';
 import { errorBody, type GatewayError } from '../errors.js';
 import { CodingMemo } from './encoding.js';
+import type { RateLimitFields } from '../limits/rate-limit-headers.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const NO_STORE = 'no-store';
@@ -43,6 +44,16 @@ export interface ResponseContext {
   readonly successorLink: string | null;
   /** The app's remembered header values. */
   readonly memo: ResponseMemo;
+  /** The key's RateLimit-Policy and RateLimit fields once its quota was counted, else null. */
+  readonly rateLimit: RateLimitFields | null;
+}
+
+/** The request's own fields that every answer carries, entry or error. */
+function pushContextHeaders(headers: string[], ctx: ResponseContext): void {
+  if (ctx.successorLink !== null) headers.push('Deprecation', 'true', 'Link', ctx.successorLink);
+  const rateLimit = ctx.rateLimit;
+  if (rateLimit !== null)
+    headers.push('RateLimit-Policy', rateLimit.policy, 'RateLimit', rateLimit.state);
 }
 
 function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
@@ -126,7 +137,7 @@ export function writeEntry(
     'Vary', 'Accept-Encoding',
   ];
   if (coding !== 'identity') headers.push('Content-Encoding', coding);
-  if (ctx.successorLink !== null) headers.push('Deprecation', 'true', 'Link', ctx.successorLink);
+  pushContextHeaders(headers, ctx);
   const inm = requestHeaders['if-none-match'];
   if (inm !== undefined && entry.status === 200 && noneMatchHolds(inm, entry)) {
     res.writeHead(304, headers);
@@ -176,7 +187,7 @@ export function writeError(res: ServerResponse, error: GatewayError, ctx: Respon
   if (error.retryAfter !== undefined) headers.push('Retry-After', String(error.retryAfter));
   if (error.headers !== undefined)
     for (const [name, value] of Object.entries(error.headers)) headers.push(name, value);
-  if (ctx.successorLink !== null) headers.push('Deprecation', 'true', 'Link', ctx.successorLink);
+  pushContextHeaders(headers, ctx);
   res.writeHead(error.status, headers);
   if (ctx.head) res.end();
   else res.end(body);

@@ -33,6 +33,9 @@ const LEASE_MAX_MS = 1_000;
 export class QuotaLease {
   private spent = 0;
   private readonly windowUs: number;
+  /** One interval, window / requests µs, as a whole part and a remainder in 1/requests µs. */
+  private readonly stepQ: number;
+  private readonly stepRem: number;
   /** Where the last granted slot ends: the TAT the grant left. */
   private readonly end: Tat;
 
@@ -47,6 +50,8 @@ export class QuotaLease {
     private readonly spanMs: number,
   ) {
     this.windowUs = Math.round(policy.windowMs * 1000);
+    this.stepRem = this.windowUs % policy.requests;
+    this.stepQ = (this.windowUs - this.stepRem) / policy.requests;
     this.end = slotEnd(reservation.start, reservation.granted, this.windowUs);
   }
 
@@ -69,13 +74,25 @@ export class QuotaLease {
     if (this.spent < this.prepaid && this.spent < granted) return this.decision(at);
     if (elapsedMs > LEASE_MAX_MS) return undefined;
     while (this.spent < granted) {
-      const ends = slotEnd(start, this.spent + 1, this.windowUs);
-      if (ends.us > at || (ends.us === at && ends.part > 0)) return this.decision(at);
+      if (this.endsAfter(this.spent + 1, at)) return this.decision(at);
       // Past its end: skip to about the first slot ending after `at`; the loop checks exactly.
       const behind = Math.floor((this.policy.requests * (at - start.us)) / this.windowUs) - 1;
       this.spent = Math.max(this.spent + 1, Math.min(granted, behind));
     }
     return undefined;
+  }
+
+  /**
+   * Whether the n-th slot ends after `at` (µs): slotEnd's exact arithmetic, without making a Tat,
+   * since every request spent from a lease asks.
+   */
+  private endsAfter(n: number, at: number): boolean {
+    const { us, part, per } = this.reservation.start;
+    // n·rem stays below 2^52 (gcra.ts maxGrant), so the sum and the division are exact.
+    const carried = part + n * this.stepRem;
+    const rem = carried % per;
+    const ends = us + n * this.stepQ + (carried - rem) / per;
+    return ends > at || (ends === at && rem > 0);
   }
 
   private decision(at: number): QuotaDecision {

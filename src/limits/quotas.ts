@@ -15,18 +15,13 @@
  * remembered until its Retry-After, when no instance could be granted a slot anyway.
  */
 import { performance } from 'node:perf_hooks';
-import { LRUCache } from 'lru-cache';
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { CounterSeries } from '../observability/batched-series.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import {
-  decisionOf,
-  type QuotaDecision,
-  type QuotaPolicy,
-  type Reservation,
-  type Want,
-} from './gcra.js';
+import { decisionOf, type QuotaDecision, type QuotaPolicy, type Want } from './gcra.js';
+import { LeasedKeys, type KeyState } from './leased-keys.js';
 import { LocalQuotas } from './local-quotas.js';
 import { QuotaLease } from './quota-lease.js';
 import type { QuotaStore } from './quota-store.js';
@@ -51,23 +46,10 @@ export interface QuotasDeps {
   readonly monotonic?: () => number;
 }
 
-/** What this instance holds for one key counted in Redis. */
-interface KeyState {
-  lease: QuotaLease | undefined;
-  /** The lease taken before `lease` ran out, spent after it. */
-  next: QuotaLease | undefined;
-  /** The last refusal, and the local instant until which Redis would refuse again. */
-  refusal: { reservation: Reservation; policy: QuotaPolicy; untilMs: number } | undefined;
-  /** The call in flight: 'failed' when Redis could not answer. */
-  pending: Promise<'done' | 'failed'> | undefined;
-  /** Requests parked on the call in flight. */
-  waiting: number;
-}
-
 /** The quota service of one app. */
 export class Quotas {
   private readonly local: LocalQuotas;
-  private readonly keys: LRUCache<string, KeyState>;
+  private readonly keys: LeasedKeys;
   private readonly monotonic: () => number;
   /** The config the memo below was made from: a reload brings a new object, and a fresh memo. */
   private config: Config | undefined;
@@ -81,10 +63,11 @@ export class Quotas {
 
   constructor(private readonly deps: QuotasDeps) {
     this.local = new LocalQuotas(deps.maxLocalKeys);
-    this.keys = new LRUCache({ max: deps.maxLocalKeys });
+    this.keys = new LeasedKeys(deps.maxLocalKeys);
     this.monotonic = deps.monotonic ?? (() => performance.now());
+    // Counted locally (batched-series.ts): one a request, so prom-client's label hashing is skipped.
     const series = (result: 'allowed' | 'limited', source: 'redis' | 'local') =>
-      deps.metrics.quotaDecisions.labels({ result, source });
+      deps.metrics.batch.counter(deps.metrics.quotaDecisions, { result, source });
     this.counted = {
       redis: { allowed: series('allowed', 'redis'), limited: series('limited', 'redis') },
       local: { allowed: series('allowed', 'local'), limited: series('limited', 'local') },
@@ -105,30 +88,33 @@ export class Quotas {
   /**
    * Counts one request of a key and decides it now, without awaiting: from its lease or its
    * last refusal, or here when there is no Redis or it is down. Undefined when Redis must be
-   * asked (take).
+   * asked (take). A lease is spent first, even with Redis down: its slots were reserved there.
    */
   decide(workspace: WorkspaceId, keyHash: KeyHash, policy: QuotaPolicy): QuotaDecision | undefined {
     const store = this.deps.store;
-    const id = `${workspace}\n${keyHash}`;
-    if (store === null || !store.up) return this.decideLocally(id, policy);
-    const state = this.keys.get(id);
-    if (state === undefined) return undefined;
+    if (store === null) return this.decideLocally(workspace, keyHash, policy);
+    const state = this.keys.get(workspace, keyHash);
+    if (state === undefined)
+      return store.up ? undefined : this.decideLocally(workspace, keyHash, policy);
     const now = this.monotonic();
-    let leased = state.lease?.holds(policy) === true ? state.lease.take(now) : undefined;
+    const lease = state.lease;
+    let leased = lease !== undefined && lease.holds(policy) ? lease.take(now) : undefined;
     if (leased === undefined && state.next?.holds(policy) === true) {
-      [state.lease, state.next] = [state.next, undefined];
+      state.lease = state.next;
+      state.next = undefined;
       leased = state.lease.take(now);
     }
     if (leased !== undefined) {
       // Renewed while half of it is left, so the requests that follow rarely wait for Redis.
       if (state.pending === undefined && state.next === undefined && state.lease!.wearing(now))
-        void this.renew(state, workspace, keyHash, policy);
-      return this.count('redis', leased);
+        void this.renew(state, keyHash, policy);
+      return this.count(this.counted.redis, leased);
     }
+    if (!store.up) return this.decideLocally(workspace, keyHash, policy);
     const refusal = state.refusal;
     if (refusal !== undefined && refusal.policy === policy && now < refusal.untilMs) {
       const { reservation } = refusal;
-      return this.count('redis', {
+      return this.count(this.counted.redis, {
         allowed: false,
         remaining: 0,
         resetMs: Math.max(0, reservation.resetMs - (now - (refusal.untilMs - reservation.retryMs))),
@@ -144,35 +130,22 @@ export class Quotas {
     keyHash: KeyHash,
     policy: QuotaPolicy,
   ): Promise<QuotaDecision> {
-    const id = `${workspace}\n${keyHash}`;
     for (;;) {
       const decided = this.decide(workspace, keyHash, policy);
       if (decided !== undefined) return decided;
-      let state = this.keys.get(id);
-      if (state === undefined) {
-        state = {
-          lease: undefined,
-          next: undefined,
-          refusal: undefined,
-          pending: undefined,
-          waiting: 0,
-        };
-        this.keys.set(id, state);
-      }
-      if (state.pending === undefined) return this.ask(state, id, workspace, keyHash, policy);
+      const state = this.keys.get(workspace, keyHash) ?? this.keys.add(workspace, keyHash);
+      if (state.pending === undefined) return this.ask(state, keyHash, policy);
       // One call per key at a time: the others park on it, then spend what it brought.
       state.waiting++;
       const outcome = await state.pending;
       state.waiting--;
-      if (outcome === 'failed') return this.decideLocally(id, policy);
+      if (outcome === 'failed') return this.decideLocally(workspace, keyHash, policy);
     }
   }
 
   /** Reserves this request's slot, the parked requests' and a lease's in one call. */
   private async ask(
     state: KeyState,
-    id: string,
-    workspace: WorkspaceId,
     keyHash: KeyHash,
     policy: QuotaPolicy,
   ): Promise<QuotaDecision> {
@@ -183,40 +156,39 @@ export class Quotas {
     state.pending = new Promise((resolve) => (settle = resolve));
     const sentMs = this.monotonic();
     try {
-      const reservation = await this.deps.store!.reserve(workspace, keyHash, policy, want);
+      const reservation = await this.deps.store!.reserve(state.workspace, keyHash, policy, want);
       if (reservation === undefined) {
         settle('failed');
-        return this.decideLocally(id, policy);
+        return this.decideLocally(state.workspace, keyHash, policy);
       }
       if (reservation.granted === 0) {
         state.lease = undefined;
         state.refusal = { reservation, policy, untilMs: sentMs + reservation.retryMs };
         settle('done');
-        return this.count('redis', decisionOf(reservation));
+        return this.count(this.counted.redis, decisionOf(reservation));
       }
       state.refusal = undefined;
       state.lease = new QuotaLease(reservation, policy, sentMs, demand, LEASE_SPAN_MS);
       state.next = undefined;
       settle('done');
-      return this.count('redis', state.lease.take(this.monotonic()) ?? decisionOf(reservation));
+      const decision = state.lease.take(this.monotonic()) ?? decisionOf(reservation);
+      return this.count(this.counted.redis, decision);
     } finally {
       state.pending = undefined;
     }
   }
 
-  /** Takes the key's next lease while the current one is still being spent. */
-  private async renew(
-    state: KeyState,
-    workspace: WorkspaceId,
-    keyHash: KeyHash,
-    policy: QuotaPolicy,
-  ): Promise<void> {
+  /**
+   * Takes the key's next lease in the background while the current one is still being spent:
+   * one script call per lease, none per request.
+   */
+  private async renew(state: KeyState, keyHash: KeyHash, policy: QuotaPolicy): Promise<void> {
     let settle: (outcome: 'done' | 'failed') => void = () => {};
     state.pending = new Promise((resolve) => (settle = resolve));
     const sentMs = this.monotonic();
     try {
       const want: Want = { demand: 0, lease: leaseSpan(policy) };
-      const reservation = await this.deps.store!.reserve(workspace, keyHash, policy, want);
+      const reservation = await this.deps.store!.reserve(state.workspace, keyHash, policy, want);
       if (reservation !== undefined && reservation.granted > 0)
         state.next = new QuotaLease(reservation, policy, sentMs, 0, LEASE_SPAN_MS);
       settle(reservation === undefined ? 'failed' : 'done');
@@ -225,12 +197,20 @@ export class Quotas {
     }
   }
 
-  private decideLocally(id: string, policy: QuotaPolicy): QuotaDecision {
-    return this.count('local', this.local.take(id, this.deps.clock.now(), policy));
+  private decideLocally(
+    workspace: WorkspaceId,
+    keyHash: KeyHash,
+    policy: QuotaPolicy,
+  ): QuotaDecision {
+    const decision = this.local.take(`${workspace}\n${keyHash}`, this.deps.clock.now(), policy);
+    return this.count(this.counted.local, decision);
   }
 
-  private count(source: 'redis' | 'local', decision: QuotaDecision): QuotaDecision {
-    this.counted[source][decision.allowed ? 'allowed' : 'limited'].inc();
+  private count(
+    series: { readonly allowed: CounterSeries; readonly limited: CounterSeries },
+    decision: QuotaDecision,
+  ): QuotaDecision {
+    (decision.allowed ? series.allowed : series.limited).inc();
     return decision;
   }
 

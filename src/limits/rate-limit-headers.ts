@@ -4,21 +4,32 @@
  * parameters: `"default";q=100;w=60` (quota, window seconds) and `"default";r=42;t=17` (requests
  * left, seconds until the quota is whole again).
  */
-import type { ServerResponse } from 'node:http';
 import type { QuotaDecision, QuotaPolicy } from './gcra.js';
 
-/** Sets both fields on a response not yet written; writeHead merges them with its own headers. */
-export function setRateLimitHeaders(
-  res: ServerResponse,
-  policy: QuotaPolicy,
-  decision: QuotaDecision,
-): void {
-  res.setHeader(
-    'RateLimit-Policy',
-    `"${policy.name}";q=${policy.requests};w=${Math.max(1, Math.round(policy.windowMs / 1000))}`,
-  );
-  res.setHeader(
-    'RateLimit',
-    `"${policy.name}";r=${Math.max(0, decision.remaining)};t=${Math.max(0, Math.ceil(decision.resetMs / 1000))}`,
-  );
+/** The two field values of one answer, written with the answer's own header list (respond.ts). */
+export interface RateLimitFields {
+  readonly policy: string;
+  readonly state: string;
+}
+
+/**
+ * Makes the fields of each answer. They go into the header list handed to writeHead rather than
+ * through setHeader: one header set before writeHead makes node merge every other one through
+ * setHeader too, which cost more than counting the request. A policy's field is made once.
+ */
+export class RateLimitFieldMemo {
+  /** Policies are resolved once per config (quotas.ts), so a reload's old ones are collected. */
+  readonly #policies = new WeakMap<QuotaPolicy, string>();
+
+  /** The fields reporting `decision` under `policy`. */
+  of(policy: QuotaPolicy, decision: QuotaDecision): RateLimitFields {
+    let field = this.#policies.get(policy);
+    if (field === undefined) {
+      field = `"${policy.name}";q=${policy.requests};w=${Math.max(1, Math.round(policy.windowMs / 1000))}`;
+      this.#policies.set(policy, field);
+    }
+    const left = Math.max(0, decision.remaining);
+    const reset = Math.max(0, Math.ceil(decision.resetMs / 1000));
+    return { policy: field, state: `"${policy.name}";r=${left};t=${reset}` };
+  }
 }

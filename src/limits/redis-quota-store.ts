@@ -41,22 +41,16 @@ export class RedisQuotaStore implements QuotaStore {
       .guardFor(workspace)
       .attempt('quota', () => this.#gcra(1, key, ...args), undefined);
     if (!Array.isArray(reply) || reply.length !== 7) return undefined;
-    const [granted, remaining, resetUs, retryUs, nowUs, startUs, startPart] = reply.map(Number) as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
+    const values = reply.map(Number);
+    // In the script's order (gcra-script.ts); seven values were just checked.
+    const at = (i: number): number => values[i]!;
     return {
-      granted,
-      remaining,
-      resetMs: resetUs / 1000,
-      retryMs: retryUs / 1000,
-      nowUs,
-      start: { us: startUs, part: startPart, per: policy.requests },
+      granted: at(0),
+      remaining: at(1),
+      resetMs: at(2) / 1000,
+      retryMs: at(3) / 1000,
+      nowUs: at(4),
+      start: { us: at(5), part: at(6), per: policy.requests },
     };
   }
 }

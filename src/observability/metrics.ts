@@ -83,6 +83,16 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** The L1 hit ratio estimated at ½, 1, 2 and 4 times its bound (l1/hit-ratio-curve.ts; LRU's curve). */
+  readonly cacheL1EstimatedHitRatio = new Gauge({
+    name: `${PREFIX}cache_l1_estimated_hit_ratio`,
+    help: 'Share of L1 lookups an LRU L1 of this size (a multiple of cache.l1.maxBytes) would find, estimated online by sampling keys (SHARDS).',
+    labelNames: ['size'] as const,
+    registers: [this.registry],
+    // Over several workers, each with its own L1 of the configured size: their mean.
+    aggregator: 'average',
+  });
+
   /** Upstream fetches by resource and outcome (ok, not_modified, not_found, unauthorized, timeout, unreachable, invalid, rate_limited, circuit_open). */
   readonly upstreamRequests = new Counter({
     name: `${PREFIX}upstream_requests_total`,
@@ -113,6 +123,18 @@ export class GatewayMetrics {
     name: `${PREFIX}cache_refreshes_total`,
     help: 'Background refreshes started: ahead (refresh-ahead, before expiry) or stale (stale-while-revalidate).',
     labelNames: ['resource', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  /**
+   * Waits on another instance's fetch lock (cache.distributedLock), by how they ended: woken by
+   * the holder's release, rechecked (the waiter's own re-check found it: a wake-up lost or
+   * early), timeout (waited out `wait`, fetched itself), unavailable (Redis stopped answering).
+   */
+  readonly cacheLockWaits = new Counter({
+    name: `${PREFIX}cache_lock_waits_total`,
+    help: "Waits on another instance's fetch lock, by resource and how they ended (woken, rechecked, timeout, unavailable).",
+    labelNames: ['resource', 'result'] as const,
     registers: [this.registry],
   });
 
@@ -196,6 +218,14 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Purges answered 200, by form and by mode. */
+  readonly purges = new Counter({
+    name: `${PREFIX}purges_total`,
+    help: 'Purges answered 200, by form (scope: workspace, lists, page, recording, folder, tag) and mode (hard: dropped; soft: marked stale).',
+    labelNames: ['scope', 'mode'] as const,
+    registers: [this.registry],
+  });
+
   /** Circuit breaker state per upstream target: 0 closed, 1 half-open, 2 open. */
   readonly circuitState = new Gauge({
     name: `${PREFIX}circuit_state`,
@@ -219,6 +249,7 @@ export class GatewayMetrics {
     help: 'Per-key quota decisions by result (allowed, limited) and where the request was counted (redis, local).',
     labelNames: ['result', 'source'] as const,
     registers: [this.registry],
+    collect: this.batch.flush,
   });
 
   /** SIGHUP reloads by result (ok, error). */

@@ -15,6 +15,13 @@ import type { RedisGuard } from '../redis/guard.js';
 import { LOG_TIP_SCRIPT } from './scripts.js';
 import { defineScript, type ScriptRunner } from '../redis/script.js';
 import type { PurgeListener } from './store.js';
+import { decodeSelectors } from '../cache/entry/surrogates.js';
+import type { ResourceKey } from '../cache/entry/keys.js';
+
+/** A resource key as purgers write them into the log (cache/entry/keys.ts). */
+function isResourceKey(text: string): text is ResourceKey {
+  return /^(?:[uc]:[A-Za-z0-9_-]{1,64}|l:\d+:\d+)$/.test(text);
+}
 
 /** Entries read per round trip while catching up. */
 const BATCH = 500;
@@ -134,7 +141,7 @@ export class PurgeLogReader {
       }
       const raw = field(fields, 'w');
       const workspace: WorkspaceId | undefined = raw === undefined ? undefined : asWorkspaceId(raw);
-      if (workspace !== undefined) listener.forget(workspace);
+      if (workspace !== undefined) this.#apply(listener, workspace, fields);
       this.#lastId = id;
       expected = id;
     }
@@ -145,6 +152,21 @@ export class PurgeLogReader {
       return false;
     }
     return entries.length > BATCH;
+  }
+
+  /** An exact purge (it names a `rev`) is applied as such; any other entry forgets the workspace. */
+  #apply(listener: PurgeListener, workspace: WorkspaceId, fields: readonly string[]): void {
+    const rev = Number(field(fields, 'v'));
+    if (!Number.isSafeInteger(rev) || rev <= 0 || listener.exact === undefined) {
+      listener.forget(workspace);
+      return;
+    }
+    listener.exact(workspace, {
+      rev,
+      selectors: decodeSelectors(field(fields, 'x')),
+      keys: (field(fields, 'k') ?? '').split(' ').filter(isResourceKey),
+      soft: field(fields, 's') === '1',
+    });
   }
 
   #lost(from: string): void {

@@ -1,31 +1,70 @@
 /**
- * Purges (POST /admin/purge): a whole workspace, its list pages, or one recording by UUID or link
- * code. With Redis the purge draws new generation tokens and appends to the purge log in Redis
- * before it answers; every instance (this one at once) forgets the workspace's generation when it
- * reads the entry, which leaves the workspace's L1 entries unreachable. Without Redis the same
- * scope is purged on this instance alone. Either way it costs O(1) per workspace (plus the
- * recording's few keys): old entries age out of the LRU.
+ * Purges (POST /admin/purge): a whole workspace, its list pages, one list page, one recording by
+ * UUID or link code, a folder or a tag; hard (entries dropped) or soft (entries marked stale).
+ *
+ * Two kinds, one guarantee (docs/purge.md, "The purge guarantee"):
+ * - **Moves** (a hard workspace or lists purge) draw new generation tokens: every entry under the
+ *   old ones becomes unreachable at once, O(1), and every instance forgets the workspace.
+ * - **Exact purges** (a page, a recording, a folder, a tag, and every soft purge) drop or mark
+ *   stale exactly the entries that answer to them, found in an index of holders kept with the
+ *   entries (purge/holders.ts in L1, beside the generation hash in Redis), and move only `rev`,
+ *   the store-check token, so the workspace's other entries stay warm on every instance while a
+ *   value fetched before the purge is still refused when it comes to be stored. Where an index
+ *   cannot tell (lost, overflowed), the purge falls back to a move: more, never less.
+ *
+ * With Redis a purge is made there (one script with its log entry) before it answers, and every
+ * instance (this one at once) applies the log entry; without Redis, on this instance alone.
  */
 import type { WorkspaceId } from '../brands.js';
 import type { Generations } from './generations.js';
-import { linkKey, recordingKey, type Generation, type ResourceKey } from '../cache/entry/keys.js';
+import {
+  linkKey,
+  recordingIdOf,
+  recordingKey,
+  type Generation,
+  type ResourceKey,
+} from '../cache/entry/keys.js';
 import type { Tiers } from '../cache/tiers.js';
 import { UUID } from '../recording.js';
 import { ownKey } from '../cache/entry/recording-values.js';
-import type { PurgeStore } from './store.js';
+import type { ExactPurge, PurgeStore } from './store.js';
+import type { Selector } from '../cache/entry/surrogates.js';
 
 /** What to purge in a workspace. */
 export type PurgeScope =
   | { readonly kind: 'workspace' }
   | { readonly kind: 'lists' }
-  | { readonly kind: 'recording'; readonly id: string };
+  | { readonly kind: 'page'; readonly key: ResourceKey }
+  | { readonly kind: 'recording'; readonly id: string }
+  | { readonly kind: 'folder'; readonly id: string }
+  | { readonly kind: 'tag'; readonly id: string };
 
-/** What a purge moves and deletes: the same with Redis (in Redis, for every instance) and without (here). */
-interface Coverage {
-  /** `all`: every entry of the workspace; `list`: its list pages. */
-  readonly part: 'all' | 'list';
-  /** Recording values deleted besides (their UUID, link code and the key asked). */
+/** What a purge did. */
+export interface PurgeOutcome {
+  /** The workspace's generation after it. */
+  readonly generation: Generation;
+  /**
+   * Cached entries its selectors reached (a recording's, folder's or tag's holders; with Redis,
+   * as Redis's index knows them): 0 means no cached entry answered to it. Null for a move (a
+   * hard workspace or lists purge, or an exact purge whose index could not tell); a page or a
+   * recording's own names are dropped by name whatever this says.
+   */
+  readonly matched: number | null;
+}
+
+/** An exact purge: what it selects, what it names, and what it moves when the index cannot tell. */
+interface Exact {
+  readonly selectors: readonly Selector[];
   readonly keys: readonly ResourceKey[];
+  readonly fallback: 'all' | 'list';
+}
+
+/** Collaborators of the purger besides the tiers and generations. */
+export interface PurgerOptions {
+  /** Epoch ms, the cache's clock: a soft purge marks entries stale as of then. */
+  readonly now: () => number;
+  /** Counts a purge answered (recgw_purges_total). */
+  readonly counted?: (scope: PurgeScope['kind'], mode: 'hard' | 'soft') => void;
 }
 
 /** The purge service. */
@@ -34,16 +73,50 @@ export class Purger {
     private readonly store: PurgeStore | null,
     private readonly generations: Generations,
     private readonly tiers: Tiers,
+    private readonly options: PurgerOptions = { now: () => Date.now() },
   ) {
-    // Every instance (this one included) forgets what the purge log names.
-    store?.onPurge(generations);
+    // Every instance (this one included) applies what the purge log names.
+    store?.onPurge({
+      forget: (workspace) => generations.forget(workspace),
+      forgetAll: () => generations.forgetAll(),
+      synced: (at) => generations.synced(at),
+      exact: (workspace, purge) => this.applyExact(workspace, purge),
+    });
   }
 
-  /** Purges a scope of a workspace; resolves with the workspace's new generation once it holds everywhere Redis reaches. */
-  async purge(workspace: WorkspaceId, scope: PurgeScope): Promise<Generation> {
-    const { part, keys } = await this.coverage(workspace, scope);
+  /** Purges a scope of a workspace; resolves once it holds everywhere Redis reaches. */
+  async purge(workspace: WorkspaceId, scope: PurgeScope, soft = false): Promise<PurgeOutcome> {
+    const outcome = await this.run(workspace, scope, soft);
+    this.options.counted?.(scope.kind, soft ? 'soft' : 'hard');
+    return outcome;
+  }
+
+  private async run(
+    workspace: WorkspaceId,
+    scope: PurgeScope,
+    soft: boolean,
+  ): Promise<PurgeOutcome> {
+    const exact = await this.exactOf(workspace, scope, soft);
+    if (exact === 'all' || exact === 'list')
+      return { generation: await this.move(workspace, exact), matched: null };
+    if (this.store === null) return this.applyExact(workspace, { ...exact, soft, rev: 0 });
+    const result = await this.store.purgeExact(workspace, {
+      ...exact,
+      soft,
+      now: this.options.now(),
+    });
+    const rev = result.generation.rev;
+    // Apply here at once as well (the log entry is read back a moment later); a fallback moved
+    // a token, and the workspace is forgotten.
+    if (result.matched === null || rev === undefined) this.generations.forget(workspace);
+    else this.applyExact(workspace, { ...exact, soft, rev });
+    return result;
+  }
+
+  /** A hard workspace (`all`) or lists (`list`) purge: new tokens. */
+  private async move(workspace: WorkspaceId, part: 'all' | 'list'): Promise<Generation> {
     if (this.store !== null) {
-      const generation = await this.store.purge(workspace, part, keys);
+      const generation = await this.store.purge(workspace, part, []);
       // Forget here at once as well: the log entry is read back a moment later.
       this.generations.forget(workspace);
       return generation;
@@ -54,19 +127,63 @@ export class Purger {
     }
     // A new list number under the same epoch: list pages become unreachable, recordings stay,
     // and a fetch begun under the old generation is refused at store time (another object).
-    const generation = this.generations.moveLists(workspace);
-    this.tiers.dropL1(workspace, generation, keys);
-    return generation;
+    return this.generations.moveLists(workspace);
   }
 
-  /** What a scope covers: one rule for both paths above. */
-  private async coverage(workspace: WorkspaceId, scope: PurgeScope): Promise<Coverage> {
-    if (scope.kind === 'workspace') return { part: 'all', keys: [] };
-    if (scope.kind === 'lists') return { part: 'list', keys: [] };
-    const keys = await this.keysOf(workspace, scope.id);
-    // A link code whose UUID neither tier knows: the recording may still be cached under its
-    // UUID (its alias evicted alone). Only a workspace purge is sure to cover it.
-    return keys === undefined ? { part: 'all', keys: [] } : { part: 'list', keys };
+  /**
+   * Applies an exact purge to this instance's L1 (heard from the log, or made here without
+   * Redis): a new generation object refuses every store begun before; the entries the index
+   * names, and the keys named, are dropped or marked stale. An instance that cannot tell which
+   * entries those are forgets the workspace instead.
+   */
+  private applyExact(
+    workspace: WorkspaceId,
+    purge: Omit<ExactPurge, 'rev'> & { rev: number },
+  ): PurgeOutcome {
+    const move = this.generations.moveExact(workspace, purge.rev === 0 ? undefined : purge.rev);
+    if (move === undefined)
+      return {
+        generation: this.generations.peek(workspace) ?? this.generations.unknown(),
+        matched: null,
+      };
+    const selected = move.select(purge.selectors);
+    const matched = selected.size;
+    for (const key of purge.keys) selected.add(key);
+    this.tiers.purgeL1(workspace, move.generation, selected, purge.soft);
+    if (!purge.soft) move.dropped(selected);
+    return { generation: move.generation, matched };
+  }
+
+  /** What an exact purge of the scope selects, or the part to move instead. */
+  private async exactOf(
+    workspace: WorkspaceId,
+    scope: PurgeScope,
+    soft: boolean,
+  ): Promise<Exact | 'all' | 'list'> {
+    switch (scope.kind) {
+      case 'workspace':
+        return soft ? { selectors: ['*'], keys: [], fallback: 'all' } : 'all';
+      case 'lists':
+        return soft ? { selectors: ['l'], keys: [], fallback: 'list' } : 'list';
+      case 'page':
+        return { selectors: [], keys: [scope.key], fallback: 'list' };
+      case 'folder':
+        return { selectors: [`f:${scope.id}`], keys: [], fallback: 'all' };
+      case 'tag':
+        return { selectors: [`t:${scope.id}`], keys: [], fallback: 'all' };
+      case 'recording': {
+        const keys = await this.keysOf(workspace, scope.id);
+        // A link code whose UUID neither tier knows: the recording may still be cached under its
+        // UUID (its alias evicted alone), and which pages hold it is unknown. Only a workspace
+        // purge is sure to cover it.
+        if (keys === undefined) return 'all';
+        const selectors = keys
+          .filter((key) => key.startsWith('u:'))
+          .map((key): Selector => `r:${recordingIdOf(key)}`);
+        // A link code remembered as not found: no UUID to find its pages by, so all of them go.
+        return { selectors: selectors.length === 0 ? ['l'] : selectors, keys, fallback: 'list' };
+      }
+    }
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * Purge state in Redis: a workspace's generation is a hash of random tokens, and every purge is
  * appended to a chained purge log (scripts.ts) that each instance reads (log.ts), woken over
- * pub/sub (bus.ts). A purge rejects when Redis is unavailable, so the operator learns it did
+ * pub/sub (redis/channel-subscription.ts). A purge rejects when Redis is unavailable, so the operator learns it did
  * not happen; everything else answers `undefined` and the generation table runs on `unknown`.
  */
 import { performance } from 'node:perf_hooks';
@@ -11,19 +11,22 @@ import type { WorkspaceId } from '../brands.js';
 import { isKnown, type Generation, type ResourceKey } from '../cache/entry/keys.js';
 import { l2Key } from '../cache/l2/keys.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import { generationKey, purgeChannel, purgeLogKey } from '../redis/key-layout.js';
+import { subscribeChannel } from '../redis/channel-subscription.js';
+import { generationKey, purgeChannel, purgeIndexKey, purgeLogKey } from '../redis/key-layout.js';
 import { defineScript, type ScriptRunner } from '../redis/script.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
-import { startPurgeBus } from './bus.js';
 import { PurgeLogReader } from './log.js';
 import {
+  EXACT_LOG_SCRIPT,
+  EXACT_MOVE_SCRIPT,
+  EXACT_PURGE_SCRIPT,
   LOAD_SCRIPT,
   PURGE_LOG_SCRIPT,
   PURGE_MOVE_SCRIPT,
   PURGE_SCRIPT,
   freshToken,
 } from './scripts.js';
-import type { PurgeListener, PurgeStore } from './store.js';
+import type { ExactRequest, ExactResult, PurgeListener, PurgeStore } from './store.js';
 
 /** How the purge log is kept and read (cache.purge). */
 export interface PurgeLogSettings {
@@ -46,10 +49,17 @@ function token(raw: unknown): number {
   return Number.isSafeInteger(value) && value > 0 ? value : -1;
 }
 
+/** {all, list[, rev]} as a script answers them; `rev` absent or '0' until an exact purge drew one. */
 function toGeneration(fields: unknown): Generation {
-  const [all, list] = Array.isArray(fields) ? (fields as unknown[]) : [];
-  return { all: token(all), list: token(list) };
+  const [all, list, rev] = Array.isArray(fields) ? (fields as unknown[]) : [];
+  const revision = rev === undefined || rev === null || rev === '0' ? 0 : token(rev);
+  return revision === 0
+    ? { all: token(all), list: token(list) }
+    : { all: token(all), list: token(list), rev: revision };
 }
+
+/** A change of `all` or `list` racing an exact purge makes it start over; after this many, a move. */
+const EXACT_ATTEMPTS = 3;
 
 /** The purge state of one deployment in Redis. */
 export class RedisPurgeStore implements PurgeStore {
@@ -65,6 +75,9 @@ export class RedisPurgeStore implements PurgeStore {
   readonly #purge: ScriptRunner;
   readonly #purgeMove: ScriptRunner;
   readonly #purgeLog: ScriptRunner;
+  readonly #exact: ScriptRunner;
+  readonly #exactMove: ScriptRunner;
+  readonly #exactLog: ScriptRunner;
 
   constructor(redis: SharedRedis, deps: RedisPurgeStoreDeps) {
     this.#redis = redis;
@@ -74,8 +87,17 @@ export class RedisPurgeStore implements PurgeStore {
     this.#purge = defineScript(redis.client, 'recgwPurge', PURGE_SCRIPT);
     this.#purgeMove = defineScript(redis.client, 'recgwPurgeMove', PURGE_MOVE_SCRIPT);
     this.#purgeLog = defineScript(redis.client, 'recgwPurgeLog', PURGE_LOG_SCRIPT);
+    this.#exact = defineScript(redis.client, 'recgwPurgeExact', EXACT_PURGE_SCRIPT);
+    this.#exactMove = defineScript(redis.client, 'recgwPurgeExactMove', EXACT_MOVE_SCRIPT);
+    this.#exactLog = defineScript(redis.client, 'recgwPurgeExactLog', EXACT_LOG_SCRIPT);
     const fanOut: PurgeListener = {
       forget: (workspace) => this.#each((listener) => listener.forget(workspace)),
+      exact: (workspace, purge) =>
+        this.#each((listener) =>
+          listener.exact === undefined
+            ? listener.forget(workspace)
+            : listener.exact(workspace, purge),
+        ),
       forgetAll: () => this.#each((listener) => listener.forgetAll()),
       synced: (at) => {
         const first = this.#syncedAt === -Infinity;
@@ -95,7 +117,7 @@ export class RedisPurgeStore implements PurgeStore {
       logger: deps.logger,
       metrics: deps.metrics,
     });
-    this.#stopBus = startPurgeBus({
+    this.#stopBus = subscribeChannel({
       subscriber: redis.subscriber,
       channel: purgeChannel(redis.prefix),
       guard: redis.instanceGuard,
@@ -117,9 +139,14 @@ export class RedisPurgeStore implements PurgeStore {
 
   async loadGeneration(workspace: WorkspaceId): Promise<Generation | undefined> {
     const hash = generationKey(this.#redis.prefix, workspace);
+    const index = purgeIndexKey(this.#redis.prefix, workspace);
     const fields = await this.#redis
       .guardFor(workspace)
-      .attempt('generation', () => this.#load(1, hash, freshToken(), freshToken()), undefined);
+      .attempt(
+        'generation',
+        () => this.#load(2, hash, index, freshToken(), freshToken()),
+        undefined,
+      );
     if (fields === undefined) return undefined;
     const generation = toGeneration(fields);
     return isKnown(generation) && generation.list > 0 ? generation : undefined;
@@ -132,6 +159,7 @@ export class RedisPurgeStore implements PurgeStore {
   ): Promise<Generation> {
     const { client, prefix } = this.#redis;
     const hash = generationKey(prefix, workspace);
+    const index = purgeIndexKey(prefix, workspace);
     const log = purgeLogKey(prefix);
     return this.#redis.guardFor(workspace).run('purge', async () => {
       let doomed: string[] = [];
@@ -150,12 +178,66 @@ export class RedisPurgeStore implements PurgeStore {
         purgeChannel(prefix),
       ];
       if (client instanceof Cluster) {
-        const moved = await this.#purgeMove(1 + doomed.length, hash, ...doomed, ...args);
+        const moved = await this.#purgeMove(2 + doomed.length, hash, index, ...doomed, ...args);
         await this.#purgeLog(1, log, ...args);
         return toGeneration(moved);
       }
-      return toGeneration(await this.#purge(2 + doomed.length, hash, log, ...doomed, ...args));
+      return toGeneration(
+        await this.#purge(3 + doomed.length, hash, log, index, ...doomed, ...args),
+      );
     });
+  }
+
+  async purgeExact(workspace: WorkspaceId, request: ExactRequest): Promise<ExactResult> {
+    const { client, prefix } = this.#redis;
+    const hash = generationKey(prefix, workspace);
+    const index = purgeIndexKey(prefix, workspace);
+    const log = purgeLogKey(prefix);
+    const rev = freshToken();
+    const done = await this.#redis.guardFor(workspace).run('purge', async () => {
+      for (let attempt = 1; attempt <= EXACT_ATTEMPTS; attempt++) {
+        // Names are built here from the tokens read now; the script starts over if they moved.
+        const current = toGeneration(await client.hmget(hash, 'all', 'list'));
+        // No hash (never loaded, evicted, lost): nothing is reachable; a move draws it afresh.
+        if (!isKnown(current) || current.list <= 0) return undefined;
+        const head = (kind: string): string =>
+          l2Key(prefix, workspace, current, kind as ResourceKey).slice(0, -kind.length);
+        const args = [
+          request.soft ? '1' : '0',
+          rev,
+          String(Math.floor(request.now)),
+          String(this.#logLength),
+          workspace,
+          purgeChannel(prefix),
+          String(current.all),
+          String(current.list),
+          head('u'),
+          head('l'),
+          request.selectors.join(' '),
+          request.keys.join(' '),
+          request.fallback,
+          freshToken(),
+          freshToken(),
+        ];
+        const answer = (
+          client instanceof Cluster
+            ? await this.#exactMove(2, hash, index, ...args)
+            : await this.#exact(3, hash, index, log, ...args)
+        ) as unknown[];
+        const [kind, all, list, moved, matched] = answer;
+        if (kind === 'retry') continue;
+        if (client instanceof Cluster)
+          await (kind === 'moved'
+            ? this.#purgeLog(1, log, ...args)
+            : this.#exactLog(1, log, ...args));
+        return {
+          generation: toGeneration([all, list, moved]),
+          matched: kind === 'moved' ? null : Number(matched),
+        };
+      }
+      return undefined;
+    });
+    return done ?? { generation: await this.purge(workspace, 'all', []), matched: null };
   }
 
   onPurge(listener: PurgeListener): void {

@@ -14,60 +14,85 @@ export function freshToken(): string {
 }
 
 /**
- * KEYS[1] the generation hash. ARGV[1], ARGV[2] fresh tokens. Returns {all, list}: the stored
- * ones, or the fresh ones when Redis holds none (never purged, evicted, or lost). Drawing fresh
- * ones on a missing hash is what makes eviction safe: values written under the lost tokens are
- * left unreachable instead of being read under a default.
+ * The index of holders beside the generation (KEYS[index]): a hash whose `_` names the `all`
+ * token it was begun under, `!` marks an index that overflowed (it no longer knows every
+ * holder), `=<key>` lists what the value under a key answers to (purge/surrogates.ts), and
+ * `<surrogate> <key>` is one pair. Begun afresh whenever `all` is drawn: the values it indexed
+ * are then unreachable. An index without a `_` equal to `all` (evicted, lost, or older than this
+ * layout) is treated as overflowed: purges that need it fall back to a move.
+ */
+function resetIndex(index: number, all: string): string {
+  return `
+redis.call('del', KEYS[${index}])
+redis.call('hset', KEYS[${index}], '_', ${all})
+`;
+}
+
+/**
+ * KEYS[1] the generation hash, KEYS[2] its index. ARGV[1], ARGV[2] fresh tokens. Returns
+ * {all, list, rev}: the stored ones, or the fresh ones when Redis holds none (never purged,
+ * evicted, or lost). Drawing fresh ones on a missing hash is what makes eviction safe: values
+ * written under the lost tokens are left unreachable instead of being read under a default.
+ * `rev` is absent ('0') until an exact purge draws one.
  */
 export const LOAD_SCRIPT = `
-local gen = redis.call('hmget', KEYS[1], 'all', 'list')
-if gen[1] and gen[2] then return gen end
+local gen = redis.call('hmget', KEYS[1], 'all', 'list', 'rev')
+if gen[1] and gen[2] then return {gen[1], gen[2], gen[3] or '0'} end
 redis.call('hset', KEYS[1], 'all', ARGV[1], 'list', ARGV[2])
-return {ARGV[1], ARGV[2]}
+${resetIndex(2, 'ARGV[1]')}
+return {ARGV[1], ARGV[2], '0'}
 `;
 
 /**
- * Moves a generation. KEYS[1] the hash, KEYS[first..] recording values to delete; ARGV[1] the
- * part ('all' or 'list'), ARGV[2], ARGV[3] fresh tokens. A missing hash gets both tokens.
+ * Moves a generation. KEYS[1] the hash, KEYS[index] its index, KEYS[first..] recording values to
+ * delete; ARGV[1] the part ('all' or 'list'), ARGV[2], ARGV[3] fresh tokens. A missing hash gets
+ * both tokens, and a new `all` a new index.
  */
-function moveChunk(first: number): string {
+function moveChunk(index: number, first: number): string {
   return `
 if #KEYS >= ${first} then redis.call('del', unpack(KEYS, ${first})) end
 local gen = redis.call('hmget', KEYS[1], 'all', 'list')
 if ARGV[1] == 'all' or not gen[1] or not gen[2] then
   redis.call('hset', KEYS[1], 'all', ARGV[2], 'list', ARGV[3])
+  ${resetIndex(index, 'ARGV[2]')}
 else
   redis.call('hset', KEYS[1], 'list', ARGV[3])
 end
-local moved = redis.call('hmget', KEYS[1], 'all', 'list')
+local moved = redis.call('hmget', KEYS[1], 'all', 'list', 'rev')
+moved[3] = moved[3] or '0'
 `;
 }
 
-/** Appends to the log: KEYS[stream] the stream; ARGV[4] its cap, ARGV[5] the workspace, ARGV[6] the wake-up channel. */
-function logChunk(stream: number): string {
+/**
+ * Appends to the log: KEYS[stream] the stream; ARGV[4] its cap, ARGV[5] the workspace, ARGV[6]
+ * the wake-up channel; `extra` more fields of the entry (an exact purge's), as Lua expressions.
+ */
+function logChunk(stream: number, extra = ''): string {
   return `
 local tip = redis.call('xrevrange', KEYS[${stream}], '+', '-', 'COUNT', 1)
 local prev = '0-0'
 if #tip > 0 then prev = tip[1][1] end
-local id = redis.call('xadd', KEYS[${stream}], 'MAXLEN', '~', ARGV[4], '*', 'w', ARGV[5], 'p', prev)
+local id = redis.call('xadd', KEYS[${stream}], 'MAXLEN', '~', ARGV[4], '*', 'w', ARGV[5], 'p', prev${extra})
 redis.call('publish', ARGV[6], id)
 `;
 }
 
 /**
  * Standalone and Sentinel: the move and its log entry in one script (KEYS[1] hash, KEYS[2] log,
- * KEYS[3..] values), so a generation never moves without the entry that tells every instance.
+ * KEYS[3] index, KEYS[4..] values), so a generation never moves without the entry that tells
+ * every instance.
  */
-export const PURGE_SCRIPT = `${moveChunk(3)}${logChunk(2)}
-return {moved[1], moved[2], id}
+export const PURGE_SCRIPT = `${moveChunk(3, 4)}${logChunk(2)}
+return {moved[1], moved[2], moved[3], id}
 `;
 
 /**
  * Cluster: the hash lives in the workspace's slot and the log in its own, and one script cannot
- * span slots. The move runs first, then the log entry (PURGE_LOG_SCRIPT, same ARGV): an instance
- * reading the entry reloads the hash after the move, never before it.
+ * span slots. The move runs first (KEYS[1] hash, KEYS[2] index, KEYS[3..] values), then the log
+ * entry (PURGE_LOG_SCRIPT, same ARGV): an instance reading the entry reloads the hash after the
+ * move, never before it.
  */
-export const PURGE_MOVE_SCRIPT = `${moveChunk(2)}
+export const PURGE_MOVE_SCRIPT = `${moveChunk(2, 3)}
 return moved
 `;
 
@@ -85,4 +110,114 @@ export const LOG_TIP_SCRIPT = `
 local tip = redis.call('xrevrange', KEYS[1], '+', '-', 'COUNT', 1)
 if #tip > 0 then return tip[1][1] end
 return redis.call('xadd', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'p', '0-0', 'o', '1')
+`;
+
+/**
+ * An exact purge's work in the workspace's slot: KEYS[1] the hash, KEYS[2] its index. ARGV[1]
+ * '1' for soft, ARGV[2] the new `rev`, ARGV[3] now (epoch ms), ARGV[7], ARGV[8] the `all` and
+ * `list` tokens the caller built ARGV[9] (the head of recording values' names) and ARGV[10]
+ * (of list pages') from, ARGV[11] the selectors, ARGV[12] keys named besides (both
+ * space-separated), ARGV[13] the part to move when the index cannot answer (no selectors: not
+ * asked), ARGV[14], ARGV[15]
+ * fresh tokens for it. Returns {'retry'} when the tokens moved meanwhile (the names are then
+ * another generation's), {'moved', all, list, rev} after a fallback move, or
+ * {'exact', all, list, rev, matched}.
+ *
+ * Hard: the values are deleted, with their pairs. Soft: each entry's freshUntil (the 2nd
+ * instant of the codec's header, byte offset 15, a big-endian double) is lowered to now, in
+ * place (SETRANGE keeps the TTL), so it is served stale, never fresh; aliases are left pointing
+ * at it. A layout-3 entry also loses its upstream validators (flags 16 and 32 of the flags byte,
+ * offset 6): its refresh then fetches the whole answer, since a 304 would renew the purged copy. Either way `rev` moves, so a value fetched before and written after is refused.
+ */
+const EXACT_CHUNK = `
+local gen = redis.call('hmget', KEYS[1], 'all', 'list')
+if gen[1] ~= ARGV[7] or gen[2] ~= ARGV[8] then return {'retry'} end
+local function drop(name)
+  if ARGV[1] ~= '1' then redis.call('del', name) return end
+  local v = redis.call('get', name)
+  if not v or #v < 23 or string.byte(v, 1) ~= 114 or string.byte(v, 2) ~= 103
+    or (string.byte(v, 3) ~= 2 and string.byte(v, 3) ~= 3) or string.byte(v, 4) ~= 1 then return end
+  local now = tonumber(ARGV[3])
+  if struct.unpack('>d', v, 16) > now then
+    redis.call('setrange', name, 15, struct.pack('>d', now))
+  end
+  if string.byte(v, 3) == 3 then
+    redis.call('setrange', name, 6, string.char(bit.band(string.byte(v, 7), 207)))
+  end
+end
+local function nameOf(key)
+  if string.sub(key, 1, 2) == 'l:' then return ARGV[10] .. key end
+  return ARGV[9] .. key
+end
+for key in string.gmatch(ARGV[12], '%S+') do drop(nameOf(key)) end
+local mark = redis.call('hmget', KEYS[2], '_', '!')
+if ARGV[11] ~= '' and (mark[1] ~= gen[1] or mark[2]) then
+  if ARGV[13] == 'all' then
+    redis.call('hset', KEYS[1], 'all', ARGV[14], 'list', ARGV[15])
+    ${resetIndex(2, 'ARGV[14]')}
+  else
+    redis.call('hset', KEYS[1], 'list', ARGV[15])
+  end
+  local moved = redis.call('hmget', KEYS[1], 'all', 'list', 'rev')
+  return {'moved', moved[1], moved[2], moved[3] or '0'}
+end
+local wanted = {}
+for selector in string.gmatch(ARGV[11], '%S+') do wanted[selector] = true end
+local found = {}
+local matched = 0
+local fields = redis.call('hkeys', KEYS[2])
+for _, field in ipairs(fields) do
+  local space = string.find(field, ' ', 1, true)
+  if space then
+    local surrogate = string.sub(field, 1, space - 1)
+    local key = string.sub(field, space + 1)
+    if not found[key] and (wanted[surrogate] or wanted['*']
+        or (wanted['l'] and string.sub(key, 1, 2) == 'l:')) then
+      found[key] = true
+      matched = matched + 1
+    end
+  end
+end
+for key in pairs(found) do
+  drop(nameOf(key))
+  if ARGV[1] ~= '1' then
+    local was = redis.call('hget', KEYS[2], '=' .. key)
+    if was then
+      for surrogate in string.gmatch(was, '%S+') do redis.call('hdel', KEYS[2], surrogate .. ' ' .. key) end
+      redis.call('hdel', KEYS[2], '=' .. key)
+    end
+  end
+end
+redis.call('hset', KEYS[1], 'rev', ARGV[2])
+`;
+
+/** The fields an exact purge's log entry adds: its rev, selectors, named keys and mode. */
+const EXACT_LOG_FIELDS = ", 'v', ARGV[2], 'x', ARGV[11], 'k', ARGV[12], 's', ARGV[1]";
+
+/**
+ * Standalone and Sentinel: an exact purge and its log entry in one script (KEYS[1] hash, KEYS[2]
+ * index, KEYS[3] log). After a fallback move the entry is a plain one: every instance forgets.
+ */
+export const EXACT_PURGE_SCRIPT = `
+local result = (function()
+${EXACT_CHUNK}
+return {'exact', gen[1], gen[2], ARGV[2], matched}
+end)()
+if result[1] == 'retry' then return result end
+if result[1] == 'moved' then
+${logChunk(3)}
+  return result
+end
+${logChunk(3, EXACT_LOG_FIELDS)}
+return result
+`;
+
+/** Cluster: an exact purge's work in the workspace's slot (KEYS[1] hash, KEYS[2] index); then its log entry. */
+export const EXACT_MOVE_SCRIPT = `${EXACT_CHUNK}
+return {'exact', gen[1], gen[2], ARGV[2], matched}
+`;
+
+/** Cluster: the log entry of an exact purge (KEYS[1] the log, the ARGV of EXACT_MOVE_SCRIPT). */
+export const EXACT_LOG_SCRIPT = `${logChunk(1, EXACT_LOG_FIELDS)}
+return id
 `;

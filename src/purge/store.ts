@@ -1,6 +1,19 @@
 /** Purge state shared by every instance (Redis), as the generation table and the purger see it. */
 import type { WorkspaceId } from '../brands.js';
 import type { Generation, ResourceKey } from '../cache/entry/keys.js';
+import type { Selector } from '../cache/entry/surrogates.js';
+
+/**
+ * An exact purge as the log carries it to every instance: the entries it reaches are those its
+ * selectors find in the instance's own index of L1 holders, plus the named keys; `rev` is the
+ * workspace's new store-check token (keys.ts#Generation.rev).
+ */
+export interface ExactPurge {
+  readonly selectors: readonly Selector[];
+  readonly keys: readonly ResourceKey[];
+  readonly soft: boolean;
+  readonly rev: number;
+}
 
 /** What the purge log tells the local generation table (generations.ts). */
 export interface PurgeListener {
@@ -10,6 +23,31 @@ export interface PurgeListener {
   forgetAll(): void;
   /** A complete read of the log began at `at` (monotonic ms): every purge answered before then was applied. */
   synced(at: number): void;
+  /** Apply an exact purge; a listener without it forgets the workspace instead (always safe). */
+  exact?(workspace: WorkspaceId, purge: ExactPurge): void;
+}
+
+/** What an exact purge asks of Redis. */
+export interface ExactRequest {
+  readonly selectors: readonly Selector[];
+  /** Keys dropped (or marked stale) whatever the index says: the recording's names. */
+  readonly keys: readonly ResourceKey[];
+  readonly soft: boolean;
+  /** Epoch ms: a soft purge marks entries stale as of then. */
+  readonly now: number;
+  /**
+   * When Redis's index cannot tell which entries the selectors reach (lost, or overflowed): move
+   * `list` (enough for a recording: its own names are dropped by name) or `all`.
+   */
+  readonly fallback: 'all' | 'list';
+}
+
+/** What an exact purge did in Redis. */
+export interface ExactResult {
+  /** The workspace's generation after it. */
+  readonly generation: Generation;
+  /** Entries the selectors reached in Redis's index (the named keys aside); null after a fallback. */
+  readonly matched: number | null;
 }
 
 /** Generations and the purge log. */
@@ -26,6 +64,11 @@ export interface PurgeStore {
     part: 'all' | 'list',
     keys: readonly ResourceKey[],
   ): Promise<Generation>;
+  /**
+   * Drops (or marks stale) exactly the entries an exact purge reaches, in Redis and, through the
+   * log, in every instance's L1; moves `rev`. Rejects when Redis is unavailable.
+   */
+  purgeExact(workspace: WorkspaceId, request: ExactRequest): Promise<ExactResult>;
   /** Subscribes to the purge log: every instance (this one included) forgets what it names. */
   onPurge(listener: PurgeListener): void;
 }

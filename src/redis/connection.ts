@@ -122,8 +122,8 @@ export function createRedisClient(config: RedisConfig): Redis | Cluster {
 }
 
 /**
- * A connection of its own for the purge subscription. Standalone and Sentinel: ioredis's own
- * re-subscription after a reconnect is off, because the purge bus subscribes on every 'ready'
+ * A connection of its own for pub/sub (purge and lock wake-ups). Standalone and Sentinel: ioredis's own
+ * re-subscription after a reconnect is off, because each channel subscription (channel-subscription.ts) subscribes on every 'ready'
  * itself. ioredis would send a SUBSCRIBE whose promise nobody holds, and a refusal or a
  * connection lost before the reply would reject it unhandled, which ends the process. A
  * Cluster's subscriber handles its own re-subscriptions' failures.

@@ -26,6 +26,14 @@ export function generationKey(prefix: string, workspace: WorkspaceId): string {
   return `${workspaceHead(prefix, workspace)}:gen`;
 }
 
+/**
+ * The index of which cached values answer to which purge (a recording, a folder, a tag), beside
+ * the generation hash in the workspace's slot (purge/scripts.ts describes its fields).
+ */
+export function purgeIndexKey(prefix: string, workspace: WorkspaceId): string {
+  return `${workspaceHead(prefix, workspace)}:idx`;
+}
+
 /** The pub/sub channel that wakes readers of the purge log (one per key prefix, i.e. per deployment). */
 export function purgeChannel(prefix: string): string {
   return `${prefix}:purge`;
@@ -34,4 +42,12 @@ export function purgeChannel(prefix: string): string {
 /** The purge log: a capped stream of `{w: workspace, p: previous entry id}` (one per deployment). */
 export function purgeLogKey(prefix: string): string {
   return `${prefix}:purges`;
+}
+
+/**
+ * The pub/sub channel on which a fetch lock's holder announces its release (one per deployment;
+ * each message names the lock: cache/l2/lock-wakes.ts says why not one channel per key).
+ */
+export function lockChannel(prefix: string): string {
+  return `${prefix}:lock-released`;
 }

@@ -2,11 +2,11 @@
  * Reads when a signed transcoded_url expires, from the URL alone: the scheme is recognised by the
  * shape of its query (table in signing-vectors.md). Runs when an entry is stored, never per request.
  */
+import { amzDateMs } from './amz-date.js';
 import type { UrlExpiry } from './types.js';
 
 // Up to 12 digits: epoch seconds well past year 30000, and still a safe integer in ms.
 const DIGITS = /^\d{1,12}$/;
-const AMZ_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 
 /** The query params any scheme is recognised by; raw (still percent-encoded) values. */
 interface Found {
@@ -35,23 +35,8 @@ function seconds(text: string | undefined): number | null {
 /** SigV4-style `YYYYMMDDTHHMMSSZ` plus a lifetime in seconds → epoch ms, or null. */
 function dateplus(date: string | undefined, lifetime: string | undefined): number | null {
   const life = seconds(lifetime);
-  const match = date === undefined ? null : AMZ_DATE.exec(date);
-  if (life === null || match === null) return null;
-  const [, y, mo, d, h, mi, s] = match.map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const start = Date.UTC(y, mo - 1, d, h, mi, s);
-  // Date.UTC rolls 2013-02-30 over into March: reject dates that do not round-trip.
-  const check = new Date(start);
-  if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d || h > 23 || mi > 59 || s > 59)
-    return null;
-  return start + life;
+  const start = amzDateMs(date);
+  return life === null || start === null ? null : start + life;
 }
 
 /** CloudFront custom policy (CloudFront base64 of JSON) → DateLessThan in epoch ms, or null. */

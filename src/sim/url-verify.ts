@@ -3,6 +3,7 @@
  * src/signing/ so a test that passes proves the gateway's signer matches each scheme's rules.
  */
 import { createHash, createHmac, timingSafeEqual, verify } from 'node:crypto';
+import { amzDateMs } from '../signing/amz-date.js';
 import { MEDIA_HOSTS } from './url-signing.js';
 import type { SimSigningKeys } from './url-signing.js';
 
@@ -104,18 +105,9 @@ function verifyS3(keys: SimSigningKeys, parsed: URL, params: Query) {
   const { accessKeyId, secretAccessKey, region, service } = keys.s3;
   const date = single(params, 'X-Amz-Date') ?? '';
   const expires = single(params, 'X-Amz-Expires') ?? '';
-  const signedAt = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(date);
+  const signedAt = amzDateMs(date);
   if (signedAt === null || !/^\d{1,6}$/.test(expires)) return { signed: false, expiresAt: null };
-  const [, y, mo, d, h, mi, s] = signedAt.map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const expiresAt = Date.UTC(y, mo - 1, d, h, mi, s) + Number(expires) * 1000;
+  const expiresAt = signedAt + Number(expires) * 1000;
   const day = date.slice(0, 8);
   const scope = `${day}/${region}/${service}/aws4_request`;
   const signature = single(params, 'X-Amz-Signature');

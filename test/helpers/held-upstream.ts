@@ -68,6 +68,13 @@ export async function startHeldUpstream(
       id: recording.id,
       public_link_id: recording.link,
       title: `v${recording.version}-s${fetch}`,
+      // Folder `folder<i>`; tags `tag-all` (every recording) and `tag<i>`: for folder and tag purges.
+      folder_id: `folder${recordings.indexOf(recording)}`,
+      folder_name: `Folder ${recordings.indexOf(recording)}`,
+      tags: [
+        { id: 'tag-all', name: 'all', style: 'blue' },
+        { id: `tag${recordings.indexOf(recording)}`, name: 'own', style: 'red' },
+      ],
     }) as unknown as Record<string, unknown>;
   const answer = (res: ServerResponse, status: number, json: unknown, etag?: string): void => {
     const tag = options.validators === true && status === 200 ? etag : undefined;

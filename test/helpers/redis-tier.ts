@@ -56,6 +56,7 @@ export function redisStores(
     tryLock: (...args) => l2.tryLock(...args),
     loadGeneration: (...args) => purge.loadGeneration(...args),
     purge: (...args) => purge.purge(...args),
+    purgeExact: (...args) => purge.purgeExact(...args),
     onPurge: (listener) => purge.onPurge(listener),
     getVerdict: (...args) => verdicts.get(...args),
     setVerdict: (...args) => verdicts.set(...args),

@@ -26,6 +26,12 @@ export interface Generation {
    * unreachable. Absent: 0.
    */
   readonly epoch?: number;
+  /**
+   * Moved by every exact purge (a recording, folder, tag or page, or a soft purge), which drops
+   * or marks stale only the entries it reaches and leaves every name as it was: stores are
+   * checked against it (in Redis too, field `rev`), names never carry it. Absent: 0.
+   */
+  readonly rev?: number;
 }
 
 /** True for a generation loaded from Redis (or local); false for `unknown`, under which Redis is neither read nor written. */
@@ -108,6 +114,19 @@ function isListKey(key: ResourceKey): boolean {
 /** The generation tag a key is stored under: list pages also move with recording purges. */
 export function generationTag(key: ResourceKey, generation: Generation): string {
   return isListKey(key) ? `${generation.all}.${generation.list}` : `${generation.all}`;
+}
+
+/**
+ * The key a fetch is shared under on one instance: the L1 name, and the generation's `rev`, so a
+ * request after an exact purge never joins a fetch begun before it (the name stayed the same).
+ */
+export function flightKey(
+  workspace: WorkspaceId,
+  generation: Generation,
+  key: ResourceKey,
+): string {
+  const name = l1Key(workspace, generation, key);
+  return generation.rev ? `${name}\n${generation.rev}` : name;
 }
 
 /** The in-process (L1) key: workspace, (epoch and) generation tag, and resource key. */

@@ -5,6 +5,7 @@
  */
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { ByteArena, SEGMENT_BYTES } from './byte-arena.js';
+import { CURVE_SIZES, HitRatioCurve } from './hit-ratio-curve.js';
 import { LruStore } from './lru-store.js';
 import { S3FifoStore } from './s3-fifo-store.js';
 import type { BoundedStore, StoreOptions } from './store.js';
@@ -45,6 +46,8 @@ export class L1Cache {
   private readonly store: BoundedStore<StoredValue>;
   /** The entries' bytes (byte-arena.ts); aliases have none. */
   private readonly arena: ByteArena;
+  /** Would a smaller or larger L1 hit more? (LRU's estimate, from sampled keys.) */
+  readonly curve: HitRatioCurve;
 
   /**
    * `tenantShare` (cache.l1.tenantShare, S3-FIFO only): the fraction of the bound one workspace
@@ -76,14 +79,22 @@ export class L1Cache {
       const value = this.store.peek(key);
       return value?.kind === 'entry' ? value : undefined;
     }, segmentBytesFor(maxBytes));
+    this.curve = new HitRatioCurve(maxBytes);
     metrics.onScrape(() => {
       metrics.cacheEntries.set({ tier: 'l1' }, this.store.size);
       metrics.cacheBytes.set({ tier: 'l1' }, this.store.bytes);
+      this.curve.ratios?.forEach((ratio, i) =>
+        metrics.cacheL1EstimatedHitRatio.set({ size: CURVE_SIZES[i]!.label }, ratio),
+      );
     });
   }
 
-  /** The stored value, marking it recently used. */
-  get(key: string): StoredValue | undefined {
+  /**
+   * The stored value, marking it recently used. `hop`: the read of an alias's target, part of the
+   * lookup that found the alias (the hit-ratio curve counts lookups, not reads).
+   */
+  get(key: string, hop = false): StoredValue | undefined {
+    this.curve.lookup(key, !hop);
     return this.store.get(key);
   }
 
@@ -99,6 +110,7 @@ export class L1Cache {
   set(key: string, value: StoredValue): void {
     const again = this.store.peek(key) === value;
     const held = this.store.set(key, value);
+    if (held) this.curve.stored(key, sizeOf(value, key), value.kind === 'alias');
     // Refused (larger than the bound) or already held under this key: nothing more to hold.
     if (again || !held || value.kind !== 'entry') return;
     this.arena.hold(key, value);
@@ -106,6 +118,7 @@ export class L1Cache {
 
   /** Drops a key. */
   delete(key: string): void {
+    this.curve.deleted(key);
     this.store.delete(key);
   }
 

@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { WorkspaceId } from '../../brands.js';
 import { systemClock, type Clock } from '../../clock.js';
-import { generationKey } from '../../redis/key-layout.js';
+import { generationKey, lockChannel, purgeIndexKey } from '../../redis/key-layout.js';
+import { surrogatesOf } from '../entry/surrogates.js';
 import { defineScript, type ScriptRunner } from '../../redis/script.js';
 import type { SharedRedis } from '../../redis/shared-redis.js';
 import { decodeStored, encodeStored } from '../entry/codec.js';
@@ -15,11 +16,21 @@ import { worthStoring, type StoredValue } from '../entry/entry.js';
 import { isKnown, type Generation, type ResourceKey } from '../entry/keys.js';
 import { CHECKED_SET_SCRIPT } from './checked-set-script.js';
 import { l2Key, lockKey } from './keys.js';
+import { LockWakes } from './lock-wakes.js';
 import type { L2Store, LockOutcome } from './store.js';
 import { WriteBacklog, type PendingWrite } from './write-backlog.js';
 
-/** Deletes the lock only while it still holds our token, so a late release cannot free another holder's lock. */
-const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+/**
+ * Deletes the lock only while it still holds our token, so a late release cannot free another
+ * holder's lock, and announces the release to the waiters of every instance (lock-wakes.ts) in
+ * the same round trip. ARGV[2] is the wake-up channel.
+ */
+const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('del', KEYS[1])
+  redis.call('publish', ARGV[2], KEYS[1])
+  return 1
+end
+return 0`;
 
 /** Collaborators of the store. */
 export interface RedisL2StoreDeps {
@@ -30,6 +41,8 @@ export interface RedisL2StoreDeps {
    * purge not read yet, or the hash evicted or lost. The caller forgets the workspace's generation.
    */
   readonly onForeignGeneration: (workspace: WorkspaceId) => void;
+  /** Most fields of one workspace's index of holders in Redis (cache.purge.indexSize). */
+  readonly indexSize?: number;
 }
 
 /** Values and locks in Redis. */
@@ -38,16 +51,31 @@ export class RedisL2Store implements L2Store {
   readonly #clock: Clock;
   readonly #onForeignGeneration: (workspace: WorkspaceId) => void;
   readonly #backlog = new WriteBacklog();
+  readonly #indexSize: number;
   readonly #checkedSet: ScriptRunner;
   readonly #unlock: ScriptRunner;
+  readonly #wakes: LockWakes;
 
   constructor(redis: SharedRedis, deps: RedisL2StoreDeps) {
     this.#redis = redis;
     this.#clock = deps.clock ?? systemClock;
     this.#onForeignGeneration = deps.onForeignGeneration;
+    this.#indexSize = deps.indexSize ?? 20_000;
     this.#checkedSet = defineScript(redis.client, 'recgwCheckedSet', CHECKED_SET_SCRIPT);
     this.#unlock = defineScript(redis.client, 'recgwUnlock', UNLOCK_SCRIPT);
     redis.onAnswering(() => void this.#replayBacklog());
+    this.#wakes = new LockWakes({
+      subscriber: redis.subscriber,
+      channel: lockChannel(redis.prefix),
+      // The channel is the connection's, not a workspace's: its failures count on its own guard.
+      guard: redis.instanceGuard,
+    });
+    redis.onClose(() => this.#wakes.stop());
+  }
+
+  /** Locks with a waiter on this instance now. */
+  get lockWaiters(): number {
+    return this.#wakes.waiting;
   }
 
   async get(
@@ -93,16 +121,20 @@ export class RedisL2Store implements L2Store {
     const args: Array<string | Buffer> = [
       String(first.generation.all),
       String(first.generation.list),
+      String(first.generation.rev ?? 0),
+      String(this.#indexSize),
     ];
-    for (const { value } of writes) {
+    for (const { key, value } of writes) {
       const ttl = value.staleUntil - now;
       args.push(
         encodeStored(value),
         Number.isFinite(ttl) ? String(Math.max(1, Math.ceil(ttl))) : '0',
+        value.kind === 'entry' ? `${key}\t${surrogatesOf(key, value).join(' ')}` : '',
       );
     }
     const keys = [
       generationKey(this.#redis.prefix, first.workspace),
+      purgeIndexKey(this.#redis.prefix, first.workspace),
       ...writes.map((write) => write.name),
     ];
     const written = await this.#redis
@@ -124,7 +156,7 @@ export class RedisL2Store implements L2Store {
     const now = this.#clock.now();
     const groups = new Map<string, PendingWrite[]>();
     for (const write of this.#backlog.drain(now)) {
-      const group = `${write.workspace}\n${write.generation.all}.${write.generation.list}`;
+      const group = `${write.workspace}\n${write.generation.all}.${write.generation.list}.${write.generation.rev ?? 0}`;
       const writes = groups.get(group);
       if (writes === undefined) groups.set(group, [write]);
       else writes.push(write);
@@ -149,14 +181,14 @@ export class RedisL2Store implements L2Store {
       undefined,
     );
     if (reply === undefined) return { state: 'unavailable' };
-    if (reply !== 'OK') return { state: 'held' };
+    if (reply !== 'OK') return { state: 'held', wait: (ms) => this.#wakes.wait(name, ms) };
     let released = false;
     const release = async (): Promise<void> => {
       if (released) return;
       released = true;
       await this.#redis
         .guardFor(workspace)
-        .attempt('lock', () => this.#unlock(1, name, token), undefined);
+        .attempt('lock', () => this.#unlock(1, name, token, lockChannel(prefix)), undefined);
     };
     return { state: 'acquired', release };
   }

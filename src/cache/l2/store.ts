@@ -2,11 +2,19 @@
 import type { WorkspaceId } from '../../brands.js';
 import type { StoredValue } from '../entry/entry.js';
 import type { Generation, ResourceKey } from '../entry/keys.js';
+import type { LockWait } from './lock-wakes.js';
 
 /** Outcome of trying to take the per-key distributed fetch lock. */
 export type LockOutcome =
   | { readonly state: 'acquired'; release(): Promise<void> }
-  | { readonly state: 'held' }
+  | {
+      readonly state: 'held';
+      /**
+       * Waits at most `ms` for the holder to let go, woken when it does. Call it before
+       * re-checking the value or the lock, so a release in between is not missed.
+       */
+      wait(ms: number): LockWait;
+    }
   | { readonly state: 'unavailable' };
 
 /** Values and fetch locks shared by every instance. Answers a miss or a no-op when Redis is down or slow. */
@@ -26,7 +34,10 @@ export interface L2Store {
     generation: Generation,
     values: ReadonlyArray<readonly [ResourceKey, StoredValue]>,
   ): Promise<void>;
-  /** Tries to take the fetch lock of one key for `ttlMs`; `unavailable` when Redis cannot say. */
+  /**
+   * Tries to take the fetch lock of one key for `ttlMs`; `unavailable` when Redis cannot say. Its
+   * release, stored or not, wakes the waiters of every instance.
+   */
   tryLock(
     workspace: WorkspaceId,
     generation: Generation,

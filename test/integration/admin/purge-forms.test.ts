@@ -1,6 +1,6 @@
 /**
  * The list forms of POST /admin/purge: every list page of a workspace (recordings stay), and one
- * list page (purged with every list page), on every instance; malformed or mixed bodies, and
+ * list page (exactly that page), on every instance; malformed or mixed bodies, and
  * unknown fields, are a 400 that purges nothing.
  */
 import t from 'tap';
@@ -19,7 +19,7 @@ async function raw(gw: TestGateway, body: unknown) {
   return gw.admin('/admin/purge', { method: 'POST', headers: AUTH, body: JSON.stringify(body) });
 }
 
-void t.test('lists: every list page goes, recordings stay; one page goes with them', async (t) => {
+void t.test('lists: every list page goes, recordings stay; one page goes alone', async (t) => {
   const gw = await startGateway(t);
   const id = gw.sim.data['acme']![0]!.id;
   await gw.get('/api/external/v2/recordings?page_number=1&page_size=5');
@@ -27,7 +27,7 @@ void t.test('lists: every list page goes, recordings stay; one page goes with th
   await gw.get(`/api/external/v2/recordings/${id}`);
   const res = await raw(gw, { workspace: 'acme', lists: true });
   t.equal(res.status, 200);
-  t.same(res.json().purged, { workspace: 'acme', recording: null, lists: true });
+  t.same(res.json().purged, { workspace: 'acme', recording: null, lists: true, soft: false });
   t.notOk(await present(gw, 'page_number=1&page_size=5'));
   t.notOk(await present(gw, 'page_number=2&page_size=5'));
   t.ok(await present(gw, `recording=${id}`), 'the recording stays cached');
@@ -44,6 +44,7 @@ void t.test('lists: every list page goes, recordings stay; one page goes with th
     lists: true,
     page_number: 1,
     page_size: 5,
+    soft: false,
   });
   t.notOk(await present(gw, 'page_number=1&page_size=5'));
   t.ok(await present(gw, `recording=${id}`));

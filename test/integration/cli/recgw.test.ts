@@ -170,13 +170,37 @@ void t.test(
     );
     const whole = await recgw(['purge', 'acme', '--json'], env);
     t.equal(JSON.parse(whole.stdout).ok, true);
-    t.same(JSON.parse(whole.stdout).purged, { workspace: 'acme', recording: null });
+    t.same(JSON.parse(whole.stdout).purged, { workspace: 'acme', recording: null, soft: false });
 
     const lists = await recgw(['purge', 'acme', '--lists', '--json'], env);
     t.equal(lists.code, 0, lists.stderr);
-    t.same(JSON.parse(lists.stdout).purged, { workspace: 'acme', recording: null, lists: true });
+    t.same(JSON.parse(lists.stdout).purged, {
+      workspace: 'acme',
+      recording: null,
+      lists: true,
+      soft: false,
+    });
     const onePage = await recgw(['purge', 'acme', '--page-number', '1', '--page-size', '30'], env);
-    t.match(onePage.stdout, /purged list page 1 \(size 30\) of acme, with every list page/);
+    t.match(onePage.stdout, /^purged list page 1 \(size 30\) of acme \(generation /);
+    const folder = await recgw(['purge', 'acme', '--folder', 'no-such-folder', '--soft'], env);
+    t.equal(folder.code, 0, folder.stderr);
+    t.match(
+      folder.stdout,
+      /^soft-purged \(marked stale\) folder no-such-folder of acme .*0 cached entries matched/,
+    );
+    t.match(folder.stdout, /nothing was dropped/);
+    const tag = await recgw(['purge', 'acme', '--tag', 'some-tag', '--json'], env);
+    t.same(JSON.parse(tag.stdout).purged, {
+      workspace: 'acme',
+      recording: null,
+      tag_id: 'some-tag',
+      soft: false,
+    });
+    t.equal(
+      (await recgw(['purge', 'acme', '--folder', 'a', '--tag', 'b'], env)).code,
+      2,
+      'a folder and a tag at once',
+    );
     t.equal(
       (await recgw(['purge', 'acme', recording.id, '--lists'], env)).code,
       2,

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { getFresh } from '../../helpers/fresh-get.js';
 import { join } from 'node:path';
 import { startSimulator } from '../../../src/sim/server.js';
-import { builtMain, spawnGateway } from '../observability/gateway-process.js';
+import { startWorkers } from '../observability/gateway-process.js';
 
 const QUOTA = 20;
 
@@ -18,22 +18,11 @@ void t.test(
     const path = `/api/external/v2/recordings/${sim.data['acme']![0]!.id}`;
     const file = join(t.testdir(), 'gateway.yaml');
     writeFileSync(file, `limits:\n  perKey:\n    requests: ${QUOTA}\n    window: 10m\n`);
-    const gw = spawnGateway(t, await builtMain(), {
-      HOST: '127.0.0.1',
-      PORT: '0',
-      ADMIN_HOST: '127.0.0.1',
-      ADMIN_PORT: '0',
-      LOG_LEVEL: 'info',
-      WORKERS: '2',
+    const { port } = await startWorkers(t, {
       ADMIN_TOKEN: 'worker-quotas-admin-token',
       GATEWAY_CONFIG: file,
       UPSTREAM_URL: sim.baseUrlTemplate,
     });
-    const listening = await gw.waitForLine(
-      (line) => line['msg'] === 'listening' && line['workers'] === 2,
-      30_000,
-    );
-    const port = (listening['public'] as { port: number }).port;
     // Sequentially, each on a new connection, so the requests alternate between the two workers.
     const statuses: number[] = [];
     for (let i = 0; i < 2 * QUOTA; i++) statuses.push((await getFresh(port, path, key)).status);

@@ -5,7 +5,7 @@ import t from 'tap';
 import { getFresh } from '../../helpers/fresh-get.js';
 import { request } from 'undici';
 import { startSimulator } from '../../../src/sim/server.js';
-import { builtMain, spawnGateway } from '../observability/gateway-process.js';
+import { startWorkers } from '../observability/gateway-process.js';
 import { recgw } from '../cli/run-recgw.js';
 
 const ADMIN_TOKEN = 'inspect-admin-token';
@@ -20,22 +20,10 @@ void t.test('every worker L1 is reported, the same on every call', async (t) => 
   t.teardown(() => sim.close());
   const key = sim.keys['acme']![0]!;
   const id = sim.data['acme']![0]!.id;
-  const gw = spawnGateway(t, await builtMain(), {
-    HOST: '127.0.0.1',
-    PORT: '0',
-    ADMIN_HOST: '127.0.0.1',
-    ADMIN_PORT: '0',
-    LOG_LEVEL: 'info',
-    WORKERS: '2',
+  const { port, adminPort } = await startWorkers(t, {
     ADMIN_TOKEN,
     UPSTREAM_URL: sim.baseUrlTemplate,
   });
-  const listening = await gw.waitForLine(
-    (line) => line['msg'] === 'listening' && line['workers'] === 2,
-    30_000,
-  );
-  const port = (listening['public'] as { port: number }).port;
-  const adminPort = (listening['admin'] as { port: number }).port;
   const inspect = async (): Promise<Inspection> => {
     const res = await request(
       `http://127.0.0.1:${adminPort}/admin/cache?workspace=acme&recording=${id}`,

@@ -9,7 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startSimulator } from '../../../src/sim/server.js';
-import { builtMain, spawnGateway, type GatewayProcess } from '../observability/gateway-process.js';
+import {
+  builtMain,
+  spawnGateway,
+  startWorkers,
+  type GatewayProcess,
+} from '../observability/gateway-process.js';
 
 const ADMIN_TOKEN = 'workers-admin-token';
 
@@ -63,23 +68,11 @@ void t.test(
     const file = join(t.testdir(), 'gateway.yaml');
     writeFileSync(file, 'signing:\n  minRemaining: 10s\n');
 
-    const gw = spawnGateway(t, await builtMain(), {
-      HOST: '127.0.0.1',
-      PORT: '0',
-      ADMIN_HOST: '127.0.0.1',
-      ADMIN_PORT: '0',
-      LOG_LEVEL: 'info',
-      WORKERS: '2',
+    const { gw, port, adminPort } = await startWorkers(t, {
       ADMIN_TOKEN,
       GATEWAY_CONFIG: file,
       UPSTREAM_URL: sim.baseUrlTemplate,
     });
-    const listening = await gw.waitForLine(
-      (line) => line['msg'] === 'listening' && line['workers'] === 2,
-      30_000,
-    );
-    const port = (listening['public'] as { port: number }).port;
-    const adminPort = (listening['admin'] as { port: number }).port;
     const pids = new Set(workerLines(gw, 'worker listening').map((line) => line['pid']));
     t.equal(pids.size, 2, 'two worker processes listen');
     t.notOk(pids.has(gw.child.pid), 'neither is the primary');
@@ -190,16 +183,7 @@ void t.test(
 void t.test('workers whose primary is killed outright shut themselves down', async (t) => {
   const sim = await startSimulator({ workspaces: ['acme'], recordingsPerWorkspace: 1 });
   t.teardown(() => sim.close());
-  const gw = spawnGateway(t, await builtMain(), {
-    HOST: '127.0.0.1',
-    PORT: '0',
-    ADMIN_HOST: '127.0.0.1',
-    ADMIN_PORT: '0',
-    LOG_LEVEL: 'info',
-    WORKERS: '2',
-    UPSTREAM_URL: sim.baseUrlTemplate,
-  });
-  await gw.waitForLine((line) => line['msg'] === 'listening' && line['workers'] === 2, 30_000);
+  const { gw } = await startWorkers(t, { UPSTREAM_URL: sim.baseUrlTemplate });
   const pids = workerLines(gw, 'worker listening').map((line) => line['pid'] as number);
   t.equal(pids.length, 2);
   process.kill(gw.child.pid!, 'SIGKILL');

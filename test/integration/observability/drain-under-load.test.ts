@@ -35,6 +35,22 @@ function errorCode(error: unknown): string {
   return code ?? String(error);
 }
 
+/** Sends `one` on `client` and notes its answer's status and Connection header, or its error. */
+async function send(client: Client, one: Sent, key: string): Promise<void> {
+  try {
+    const res = await client.request({
+      method: 'GET',
+      path: one.path,
+      headers: { host: 'acme.localhost', 'x-api-key': key },
+    });
+    one.status = res.statusCode;
+    one.connection = String(res.headers['connection'] ?? '');
+    await res.body.dump();
+  } catch (error) {
+    one.error = errorCode(error);
+  }
+}
+
 /**
  * `count` keep-alive clients of one connection each, every one sending its next request as soon
  * as the last is answered. After last(), each sends one more request (its follow-up) and stops, as
@@ -58,18 +74,7 @@ function startLoad(
       followUp = last;
       const one: Sent = { client: i, path: nextPath(i, round), sentAt: performance.now() };
       sent.push(one);
-      try {
-        const res = await client.request({
-          method: 'GET',
-          path: one.path,
-          headers: { host: 'acme.localhost', 'x-api-key': key },
-        });
-        one.status = res.statusCode;
-        one.connection = String(res.headers['connection'] ?? '');
-        await res.body.dump();
-      } catch (error) {
-        one.error = errorCode(error);
-      }
+      await send(client, one, key);
       one.doneAt = performance.now();
     }
   });
@@ -242,18 +247,7 @@ void t.test(
     t.teardown(() => Promise.all(clients.map((client) => client.destroy())));
     const held = clients.map(async (client, i): Promise<Sent> => {
       const one: Sent = { client: i, path: `${LIST}/${ids[i]}`, sentAt: performance.now() };
-      try {
-        const res = await client.request({
-          method: 'GET',
-          path: one.path,
-          headers: { host: 'acme.localhost', 'x-api-key': key },
-        });
-        one.status = res.statusCode;
-        one.connection = String(res.headers['connection'] ?? '');
-        await res.body.dump();
-      } catch (error) {
-        one.error = errorCode(error);
-      }
+      await send(client, one, key);
       return one;
     });
     while (upstream.counters.total < clients.length) await sleep(20);

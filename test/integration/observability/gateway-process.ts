@@ -201,3 +201,32 @@ export async function startGatewayProcess(
   const adminPort = (listening['admin'] as { port: number }).port;
   return { ...gateway, port, adminPort };
 }
+
+/** A gateway with `server.workers: 2` on free ports, once both workers listen. */
+export interface WorkersGateway {
+  readonly gw: GatewayProcess;
+  readonly port: number;
+  readonly adminPort: number;
+}
+
+/** Starts `node main.js` with two workers, loopback ports chosen by the OS, `env` on top. */
+export async function startWorkers(t: Tap, env: Record<string, string>): Promise<WorkersGateway> {
+  const gw = spawnGateway(t, await builtMain(), {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    ADMIN_HOST: '127.0.0.1',
+    ADMIN_PORT: '0',
+    LOG_LEVEL: 'info',
+    WORKERS: '2',
+    ...env,
+  });
+  const listening = await gw.waitForLine(
+    (line) => line['msg'] === 'listening' && line['workers'] === 2,
+    30_000,
+  );
+  return {
+    gw,
+    port: (listening['public'] as { port: number }).port,
+    adminPort: (listening['admin'] as { port: number }).port,
+  };
+}

@@ -1,10 +1,12 @@
 // The purge guarantee tried by a model (fast-check commands): two apps on one real Redis, each
 // behind a link the test can cut, and an upstream whose fetches can be held mid-flight. Commands
-// interleave reads (held or not), releases, upstream changes, workspace and recording purges,
-// eviction of any key, Redis losing everything (FLUSHALL), and link cuts and restores. The model
-// says which values each read may return: none whose upstream fetch began before a purge that
-// covers it and was answered 200 before the read began. The upstream sends validators, so refreshes
-// are conditional; a read can be made to start a refresh-ahead (held or not), and its 304 renews a
+// interleave reads (held or not), releases, upstream changes, purges of every form (workspace,
+// recording by UUID or link code, folder, tag, lists, one page; hard or soft), eviction of any
+// key, Redis losing everything (FLUSHALL), and link cuts and restores. The model says which
+// values each read may return: none whose upstream fetch began before a hard purge that covers
+// it and was answered 200 before the read began, and none such as fresh after a soft one (it
+// may be served stale: Cache-Status ttl negative). The upstream sends validators, so refreshes
+// are conditional; a read can be made to start a refresh-ahead (held or not), whose 304 renews a
 // copy fetched earlier, which must never happen across a purge. Reads through a cut app are not judged
 // (it obeys missed purges within cache.purge.maxLag, not at once); once restored and caught up,
 // they are again. Seed and path of a failure are in the failure message (FC_SEED / FC_PATH
@@ -21,9 +23,13 @@ import { startRedisProxy, type RedisProxy } from '../../helpers/redis-proxy.js';
 import { metricValue } from '../../helpers/redis-tier.js';
 
 const R = '/api/external/v2/recordings';
-const RECORDINGS = 1;
-/** Targets 0..1 by UUID, 2..3 by link code, 4 the list page holding both. */
-const TARGETS = 2 * RECORDINGS + 1;
+const RECORDINGS = 2;
+/**
+ * Targets 0..1 by UUID, 2..3 by link code, 4 the list page holding both, 5..6 the one-recording
+ * pages (page i + 1 of size 1 holds recording i): what a recording, folder or tag purge must
+ * reach, and what it may leave.
+ */
+const TARGETS = 2 * RECORDINGS + 1 + RECORDINGS;
 /** How long a read is waited for before it counts as in flight (held, or coalesced on a held fetch). */
 const SETTLE_MS = 120;
 
@@ -44,38 +50,51 @@ interface InFlight {
   readonly path: string;
   /** The lowest fetch number its answer may carry; -1: not judged (issued through a cut app). */
   readonly required: number;
-  readonly promise: Promise<{ status: number; text: string }>;
-  settled: { status: number; text: string } | undefined;
+  /** The lowest fetch number it may carry as fresh (a soft purge's bound); -1: not judged. */
+  readonly requiredFresh: number;
+  readonly promise: Promise<Answer>;
+  settled: Answer | undefined;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  cacheStatus: string;
 }
 
 interface Model {
-  /** Lowest allowed fetch number per name: `r<i>` for recording i, `list` for the page. */
+  /**
+   * Lowest allowed fetch number per name: `r<i>` for recording i, `list` for the page holding
+   * both, `p<i>` for the page holding recording i alone, `all` for everything.
+   */
   readonly required: Map<string, number>;
+  /** The same for fresh answers: soft purges raise only these. */
+  readonly requiredFresh: Map<string, number>;
   cut: [boolean, boolean];
   readonly inflight: InFlight[];
 }
 
 function namesOf(target: number): string[] {
-  return target === 2 * RECORDINGS ? ['list'] : [`r${target % RECORDINGS}`];
+  if (target === 2 * RECORDINGS) return ['list'];
+  if (target > 2 * RECORDINGS) return [`p${target - 2 * RECORDINGS - 1}`];
+  return [`r${target % RECORDINGS}`];
 }
 
 function pathOf(real: Real, target: number): string {
   if (target === 2 * RECORDINGS) return `${R}?page_size=${RECORDINGS}`;
+  if (target > 2 * RECORDINGS) return `${R}?page_number=${target - 2 * RECORDINGS}&page_size=1`;
   const recording = real.upstream.recordings[target % RECORDINGS]!;
   return `${R}/${target < RECORDINGS ? recording.id : recording.link}`;
 }
 
-function requiredFor(model: Model, target: number): number {
-  return Math.max(
-    model.required.get('all') ?? 0,
-    ...namesOf(target).map((name) => model.required.get(name) ?? 0),
-  );
+function requiredFor(bounds: Map<string, number>, target: number): number {
+  return Math.max(bounds.get('all') ?? 0, ...namesOf(target).map((name) => bounds.get(name) ?? 0));
 }
 
 const tally = { commands: 0, judged: 0, stale: 0 };
 
-/** Throws when an answer carries a value fetched before a purge that covers it. */
-function judge(read: InFlight, answer: { status: number; text: string }): void {
+/** Throws when an answer carries a value fetched before a purge that covers it (as fresh, for a soft one). */
+function judge(read: InFlight, answer: Answer): void {
   if (read.required < 0) return;
   tally.judged++;
   if (answer.status !== 200)
@@ -87,6 +106,10 @@ function judge(read: InFlight, answer: { status: number; text: string }): void {
     if (fetch < read.required)
       throw new Error(
         `app ${read.app} ${read.path}: served "${title}" (fetch ${fetch}), purged: only fetches from ${read.required} on may be served`,
+      );
+    if (fetch < read.requiredFresh && !/ttl=-\d/.test(answer.cacheStatus))
+      throw new Error(
+        `app ${read.app} ${read.path}: served "${title}" (fetch ${fetch}) as fresh (${answer.cacheStatus}), soft-purged: only fetches from ${read.requiredFresh} on may be served fresh`,
       );
   }
 }
@@ -101,13 +124,13 @@ function judgeSettled(model: Model): void {
   }
 }
 
-async function get(
-  real: Real,
-  app: number,
-  path: string,
-): Promise<{ status: number; text: string }> {
+async function get(real: Real, app: number, path: string): Promise<Answer> {
   const reply = await real.apps[app]!.get(path, { workspace: real.workspace, key: 'model-key' });
-  return { status: reply.status, text: reply.text };
+  return {
+    status: reply.status,
+    text: reply.text,
+    cacheStatus: String(reply.headers['cache-status'] ?? ''),
+  };
 }
 
 /** Waits until a connected app has read the purge log completely since `since`. */
@@ -134,7 +157,8 @@ class Read implements fc.AsyncCommand<Model, Real> {
     const read: InFlight = {
       app: this.app,
       path,
-      required: model.cut[this.app] ? -1 : requiredFor(model, this.target),
+      required: model.cut[this.app] ? -1 : requiredFor(model.required, this.target),
+      requiredFresh: model.cut[this.app] ? -1 : requiredFor(model.requiredFresh, this.target),
       promise: get(real, this.app, path),
       settled: undefined,
     };
@@ -160,27 +184,17 @@ class ReadAhead implements fc.AsyncCommand<Model, Real> {
     return true;
   }
   async run(model: Model, real: Real): Promise<void> {
-    const path = pathOf(real, this.target);
     // A hot key: read once first (judged like any read), so the steered read below is usually a hit.
-    const warm = await get(real, this.app, path);
-    if (!model.cut[this.app])
-      judge(
-        {
-          app: this.app,
-          path,
-          required: requiredFor(model, this.target),
-          promise: Promise.resolve(warm),
-          settled: warm,
-        },
-        warm,
-      );
+    await new Read(this.app, this.target, false).run(model, real);
+    const path = pathOf(real, this.target);
     const heldBefore = real.upstream.held.length;
     real.ahead[this.app] = true;
     real.upstream.hold = this.hold;
     const read: InFlight = {
       app: this.app,
       path,
-      required: model.cut[this.app] ? -1 : requiredFor(model, this.target),
+      required: model.cut[this.app] ? -1 : requiredFor(model.required, this.target),
+      requiredFresh: model.cut[this.app] ? -1 : requiredFor(model.requiredFresh, this.target),
       promise: get(real, this.app, path),
       settled: undefined,
     };
@@ -229,12 +243,50 @@ class Change implements fc.AsyncCommand<Model, Real> {
   }
 }
 
+/** A purge form of the model. */
+type Form =
+  | { readonly kind: 'workspace' }
+  | { readonly kind: 'lists' }
+  | { readonly kind: 'page'; readonly recording: number }
+  | { readonly kind: 'recording'; readonly recording: number; readonly byLink: boolean }
+  | { readonly kind: 'folder'; readonly recording: number }
+  | { readonly kind: 'tag'; readonly recording: number | 'all' };
+
+/** The body of a form, and the model's names it covers. */
+function formOf(real: Real, form: Form): { body: Record<string, unknown>; names: string[] } {
+  const pagesOf = (i: number): string[] => [`r${i}`, 'list', `p${i}`];
+  const every = Array.from({ length: RECORDINGS }, (_, i) => pagesOf(i)).flat();
+  switch (form.kind) {
+    case 'workspace':
+      return { body: {}, names: ['all'] };
+    case 'lists':
+      return { body: { lists: true }, names: ['list', ...every.filter((n) => n.startsWith('p'))] };
+    case 'page':
+      return {
+        body: { page_number: form.recording + 1, page_size: 1 },
+        names: [`p${form.recording}`],
+      };
+    case 'recording': {
+      const target = real.upstream.recordings[form.recording]!;
+      return {
+        body: { recording: form.byLink ? target.link : target.id },
+        names: pagesOf(form.recording),
+      };
+    }
+    case 'folder':
+      return { body: { folder_id: `folder${form.recording}` }, names: pagesOf(form.recording) };
+    case 'tag':
+      return form.recording === 'all'
+        ? { body: { tag_id: 'tag-all' }, names: every }
+        : { body: { tag_id: `tag${form.recording}` }, names: pagesOf(form.recording) };
+  }
+}
+
 class Purge implements fc.AsyncCommand<Model, Real> {
-  /** `recording` -1: the whole workspace. */
   constructor(
     readonly app: number,
-    readonly recording: number,
-    readonly byLink: boolean,
+    readonly form: Form,
+    readonly soft: boolean,
   ) {}
   check(): boolean {
     return true;
@@ -242,14 +294,14 @@ class Purge implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real): Promise<void> {
     // Every fetch numbered below this one began before the purge was asked for.
     const from = real.upstream.nextFetch;
-    const target = this.recording < 0 ? undefined : real.upstream.recordings[this.recording]!;
-    const body =
-      target === undefined
-        ? { workspace: real.workspace }
-        : { workspace: real.workspace, recording: this.byLink ? target.link : target.id };
+    const { body, names } = formOf(real, this.form);
     const reply = await real.apps[this.app]!.admin('/admin/purge', {
       method: 'POST',
-      body: JSON.stringify(body),
+      body: JSON.stringify({
+        workspace: real.workspace,
+        ...body,
+        ...(this.soft ? { soft: true } : {}),
+      }),
       headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
     });
     if (model.cut[this.app]) {
@@ -260,15 +312,14 @@ class Purge implements fc.AsyncCommand<Model, Real> {
     // 503: Redis could not confirm it (a slow moment); the model then requires nothing more.
     if (reply.status === 503) return;
     if (reply.status !== 200) throw new Error(`purge answered ${reply.status}: ${reply.text}`);
-    const names = target === undefined ? ['all'] : [`r${this.recording}`, 'list'];
-    for (const name of names)
-      model.required.set(name, Math.max(model.required.get(name) ?? 0, from));
+    // A hard purge bounds every answer; a soft one only fresh answers.
+    const bounds = this.soft ? [model.requiredFresh] : [model.required, model.requiredFresh];
+    for (const bound of bounds)
+      for (const name of names) bound.set(name, Math.max(bound.get(name) ?? 0, from));
     await caughtUp(real, model, performance.now());
   }
   toString(): string {
-    return this.recording < 0
-      ? `PurgeWorkspace(app ${this.app})`
-      : `PurgeRecording(app ${this.app}, ${this.recording}${this.byLink ? ' by link' : ''})`;
+    return `Purge(app ${this.app}, ${JSON.stringify(this.form)}${this.soft ? ', soft' : ''})`;
   }
 }
 
@@ -343,9 +394,21 @@ const read = fc.tuple(app, target).map(([a, t]) => new Read(a, t, false));
 const held = fc.tuple(app, target).map(([a, t]) => new Read(a, t, true));
 const ahead = fc.tuple(app, target, fc.boolean()).map(([a, t, h]) => new ReadAhead(a, t, h));
 const release = fc.nat().map((pick) => new Release(pick));
+const recording = fc.integer({ min: 0, max: RECORDINGS - 1 });
+const form: fc.Arbitrary<Form> = fc.oneof(
+  fc.constant<Form>({ kind: 'workspace' }),
+  fc.constant<Form>({ kind: 'lists' }),
+  recording.map((r): Form => ({ kind: 'page', recording: r })),
+  fc
+    .tuple(recording, fc.boolean())
+    .map(([r, byLink]): Form => ({ kind: 'recording', recording: r, byLink })),
+  recording.map((r): Form => ({ kind: 'folder', recording: r })),
+  fc.oneof(recording, fc.constant<'all'>('all')).map((r): Form => ({ kind: 'tag', recording: r })),
+);
 const purgeRecording = fc
-  .tuple(app, fc.integer({ min: 0, max: RECORDINGS - 1 }), fc.boolean())
-  .map(([a, r, byLink]) => new Purge(a, r, byLink));
+  .tuple(app, fc.tuple(recording, fc.boolean()), fc.boolean())
+  .map(([a, [r, byLink], soft]) => new Purge(a, { kind: 'recording', recording: r, byLink }, soft));
+const purgeAny = fc.tuple(app, form, fc.boolean()).map(([a, f, soft]) => new Purge(a, f, soft));
 // Picked uniformly: reads, held fetches, releases and recording purges (what a race needs) are repeated.
 const commands = fc.commands(
   [
@@ -359,8 +422,8 @@ const commands = fc.commands(
     release,
     release,
     purgeRecording,
-    purgeRecording,
-    app.map((a) => new Purge(a, -1, false)),
+    purgeAny,
+    purgeAny,
     fc.integer({ min: 0, max: RECORDINGS - 1 }).map((recording) => new Change(recording)),
     fc.nat().map((pick) => new Evict(pick)),
     fc.constant(new Flush()),
@@ -424,7 +487,12 @@ void t.test(
           keyPrefix: redis.keyPrefix,
           workspace: `m${run++}`,
         };
-        const model: Model = { required: new Map(), cut: [false, false], inflight: [] };
+        const model: Model = {
+          required: new Map(),
+          requiredFresh: new Map(),
+          cut: [false, false],
+          inflight: [],
+        };
         try {
           await fc.asyncModelRun(() => ({ model, real }), cmds);
           tally.commands += [...cmds].length;

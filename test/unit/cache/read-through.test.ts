@@ -60,6 +60,7 @@ function flow(cache: Record<string, unknown>, l2: L2Store | null = null) {
     factory,
     keyLearned: (_lookup, valid) =>
       metrics.authResults.inc({ source: 'upstream', result: valid ? 'valid' : 'invalid' }),
+    lockWaited: (resource, result) => metrics.cacheLockWaits.inc({ resource, result }),
     settings: () => settings,
     clock,
     logger,
@@ -117,25 +118,33 @@ void t.test(
   },
 );
 
-/** An L2 store where another instance always holds the lock and never stores its result. */
+/**
+ * An L2 store where another instance always holds the lock and never stores its result, and
+ * whose release message never comes: each wait slice runs out.
+ */
 function heldLockTier(): { tier: L2Store; gets: () => number } {
   let gets = 0;
+  const wait = (ms: number) => {
+    let timer: NodeJS.Timeout | undefined;
+    const ended = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, ms, 'timeout')));
+    return { ended, cancel: () => clearTimeout(timer) };
+  };
   const tier: L2Store = {
     get: () => {
       gets++;
       return Promise.resolve(undefined);
     },
     set: () => Promise.resolve(),
-    tryLock: () => Promise.resolve({ state: 'held' }),
+    tryLock: () => Promise.resolve({ state: 'held', wait }),
   };
   return { tier, gets: () => gets };
 }
 
 void t.test(
-  'a lock waiter gives up after wait / poll interval polls, even on a clock that stands still',
+  'a lock waiter whose wake-up never comes gives up after wait, even on a clock that stands still',
   async (t) => {
     const shared = heldLockTier();
-    const { readThrough } = flow(
+    const { metrics, readThrough } = flow(
       { distributedLock: { enabled: true, ttl: '5s', wait: '100ms' } },
       shared.tier,
     );
@@ -145,7 +154,19 @@ void t.test(
     clearTimeout(timer);
     t.not(served, 'stuck', 'the waiter stopped waiting');
     t.equal(served !== 'stuck' && served.outcome, 'miss', 'and fetched itself');
-    t.equal(shared.gets(), 1 + 4, 'one L2 read, then 100ms / 25ms polls');
+    t.equal(
+      shared.gets(),
+      1 + 5,
+      'one L2 read, then a re-check at once and after each of 4 slices',
+    );
+    t.equal(
+      await metricValue(metrics, 'recgw_cache_lock_waits_total', {
+        resource: 'recording',
+        result: 'timeout',
+      }),
+      1,
+      'counted as a wait that timed out',
+    );
   },
 );
 
@@ -176,6 +197,36 @@ void t.test(
       }),
       1,
       'one verdict learned',
+    );
+  },
+);
+
+void t.test(
+  'a lock waiter whose Redis stops answering fetches itself at once, counted as unavailable',
+  async (t) => {
+    let locks = 0;
+    const tier: L2Store = {
+      get: () => Promise.resolve(undefined),
+      set: () => Promise.resolve(),
+      tryLock: () =>
+        Promise.resolve(
+          ++locks === 1
+            ? { state: 'held', wait: () => ({ ended: new Promise(() => {}), cancel: () => {} }) }
+            : { state: 'unavailable' },
+        ),
+    };
+    const { metrics, readThrough } = flow(
+      { distributedLock: { enabled: true, ttl: '5s', wait: '1h' } },
+      tier,
+    );
+    t.equal((await readThrough.serve(lookup(fromUpstream))).outcome, 'miss', 'fetched itself');
+    t.equal(locks, 2, 'the lock asked twice: held, then no answer');
+    t.equal(
+      await metricValue(metrics, 'recgw_cache_lock_waits_total', {
+        resource: 'recording',
+        result: 'unavailable',
+      }),
+      1,
     );
   },
 );

@@ -42,6 +42,7 @@ void t.test('every body size arrives byte for byte, on one kept-alive connection
       requestId: 'r',
       head: req.method === 'HEAD',
       successorLink: null,
+      rateLimit: null,
       memo,
     });
   });

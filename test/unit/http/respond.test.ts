@@ -83,6 +83,7 @@ function write(
     requestId: 'req-1',
     head: options.head ?? false,
     successorLink: null,
+    rateLimit: null,
     memo: new ResponseMemo(),
   });
   return { returned, ...written };

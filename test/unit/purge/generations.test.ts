@@ -16,6 +16,7 @@ function table(): { generations: Generations; clock: { now: number } } {
   const shared: PurgeStore = {
     loadGeneration: () => Promise.resolve(undefined),
     purge: () => Promise.reject(new Error('not in this test')),
+    purgeExact: () => Promise.reject(new Error('not in this test')),
     onPurge: () => {},
   };
   const generations = new Generations({

@@ -1,37 +1,38 @@
 /**
- * Purge wake-ups over Redis pub/sub on a dedicated subscriber connection. A message only says
- * "the purge log grew": the log itself (purge/log.ts) is the record, read in order from the
- * last entry seen, so a message lost with a connection costs latency, never a purge. Every
- * re-subscription after the first is reported too, so the log is read at once.
+ * One pub/sub channel on the shared subscriber connection, kept subscribed across reconnects.
+ * Its users (the purge log's wake-ups, the fetch locks' wake-ups) treat a message as a hint, never
+ * as the record: a message lost with a connection costs latency, not correctness. Every
+ * re-subscription after the first is reported too (`wake()` with no message), so a user re-reads
+ * what it may have missed at once.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisGuard } from '../redis/guard.js';
+import type { RedisGuard } from './guard.js';
 
-/** What the bus needs from the tier. */
-export interface PurgeBusOptions {
+/** What a subscription needs from the tier. */
+export interface ChannelSubscriptionOptions {
   /** A connection of its own: a subscribed Redis connection can run no other command. */
   readonly subscriber: Redis | Cluster;
   readonly channel: string;
   readonly guard: RedisGuard;
-  /** Called on every message on the channel, and after the subscription is back following a disconnect. */
-  readonly wake: () => void;
+  /** Called with every message on the channel, and with none after the subscription is back following a disconnect. */
+  readonly wake: (message?: string) => void;
 }
 
 const RESUBSCRIBE_RETRY_MS = 1000;
 
 /** Subscribes now and after every reconnect; returns a function that stops retrying. */
-export function startPurgeBus(options: PurgeBusOptions): () => void {
+export function subscribeChannel(options: ChannelSubscriptionOptions): () => void {
   const { subscriber, channel, guard } = options;
   let subscribedOnce = false;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
 
-  subscriber.on('message', (from: string) => {
-    if (from === channel) options.wake();
+  subscriber.on('message', (from: string, message: string) => {
+    if (from === channel) options.wake(message);
   });
 
   // SUBSCRIBE on every 'ready' ourselves (rather than relying on auto-resubscribe) so we know
-  // when the channel is live again and only then read the log: no purge falls in between.
+  // when the channel is live again and only then tell the user: no message falls in between.
   const subscribe = (): void => {
     if (stopped) return;
     subscriber.subscribe(channel).then(

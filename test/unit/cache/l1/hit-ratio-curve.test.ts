@@ -1,0 +1,153 @@
+// The hit-ratio curve (SHARDS) against byte-bounded LRUs of each size replaying the same seeded
+// trace: counts only, no clock.
+import t from 'tap';
+import { CURVE_SIZES, HitRatioCurve } from '../../../../src/cache/l1/hit-ratio-curve.js';
+import { L1Cache } from '../../../../src/cache/l1/l1.js';
+import { GatewayMetrics } from '../../../../src/observability/metrics.js';
+import { makeEntry, metricValue } from '../../../helpers/redis-tier.js';
+
+/** mulberry32, seeded. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Key ids drawn by Zipf(s) over n keys (inverse CDF by binary search). */
+function zipfTrace(n: number, s: number, length: number, seed: number): number[] {
+  const cdf = new Float64Array(n);
+  let total = 0;
+  for (let k = 0; k < n; k++) cdf[k] = total += 1 / (k + 1) ** s;
+  const random = seeded(seed);
+  return Array.from({ length }, () => {
+    const u = random() * total;
+    let [lo, hi] = [0, n - 1];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid]! < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  });
+}
+
+/** A byte-bounded LRU (a Map in recency order): hits of a trace whose misses store the key. */
+function lruHits(trace: number[], sizeOf: (id: number) => number, maxBytes: number): number {
+  const held = new Map<number, number>();
+  let bytes = 0;
+  let hits = 0;
+  for (const id of trace) {
+    const size = held.get(id);
+    if (size !== undefined) {
+      hits++;
+      held.delete(id);
+      held.set(id, size);
+      continue;
+    }
+    const cost = sizeOf(id);
+    for (const [old, oldSize] of held) {
+      if (bytes + cost <= maxBytes) break;
+      held.delete(old);
+      bytes -= oldSize;
+    }
+    held.set(id, cost);
+    bytes += cost;
+  }
+  return hits;
+}
+
+const nameOf = (id: number) => `acme\n1\nr:${id.toString(16).padStart(12, '0')}`;
+
+void t.test('on a seeded Zipf trace the estimate is within 3 points of LRU at each size', (t) => {
+  for (const [s, seed] of [
+    [1, 11],
+    [0.8, 12],
+  ] as const) {
+    const trace = zipfTrace(20_000, s, 60_000, seed);
+    const sizeOf = (id: number) => 1500 + (id % 7) * 150;
+    const maxBytes = 200 * 1900;
+    // Fewer sampled keys (8,192) than keys seen (about 10,700): the rate is lowered and the slots compacted on the way.
+    const curve = new HitRatioCurve(maxBytes);
+    for (const id of trace) {
+      curve.lookup(nameOf(id));
+      curve.stored(nameOf(id), sizeOf(id), false);
+    }
+    t.ok(curve.rate < 1, `sampling lowered to ${curve.rate.toFixed(3)}`);
+    CURVE_SIZES.forEach(({ label, times }, i) => {
+      const measured = lruHits(trace, sizeOf, times * maxBytes) / trace.length;
+      const estimate = curve.ratios![i]!;
+      t.ok(
+        Math.abs(estimate - measured) <= 0.03,
+        `Zipf ${s}, ${label}: estimate ${(100 * estimate).toFixed(1)}% vs LRU ${(100 * measured).toFixed(1)}%`,
+      );
+    });
+  }
+  t.end();
+});
+
+void t.test('nothing sampled yet: no estimate', (t) => {
+  const curve = new HitRatioCurve(1000, { startRate: 0 });
+  curve.lookup('a');
+  t.equal(curve.ratios, null);
+  t.end();
+});
+
+void t.test('a key hits at the sizes its reuse distance fits, and misses once deleted', (t) => {
+  const curve = new HitRatioCurve(10_000);
+  curve.stored('k', 1000, false);
+  // 9,500 bytes used since: fits 2x and 4x (20,000, 40,000), not 1x or ½x.
+  for (let i = 0; i < 19; i++) curve.stored(`other${i}`, 500, false);
+  curve.lookup('k');
+  t.same(curve.ratios, [0, 0, 1, 1]);
+  curve.deleted('k');
+  curve.deleted('never-seen');
+  curve.lookup('k');
+  t.same(curve.ratios, [0, 0, 0.5, 0.5], 'looked up after the purge: a miss everywhere');
+  t.end();
+});
+
+void t.test("an alias's bytes ride with its entry only at sizes where the entry missed", (t) => {
+  const curve = new HitRatioCurve(4000);
+  curve.lookup('x');
+  curve.stored('x', 1000, false);
+  // e missed everywhere (first lookup), then stored with its alias a: 1,000 + 3,000 bytes.
+  curve.lookup('e');
+  curve.stored('e', 1000, false);
+  curve.stored('a', 3000, true);
+  // x is looked up again: e and its riding alias (4,000) were used since; fits 2x and 4x.
+  curve.lookup('x');
+  t.same(curve.ratios, [0, 0, 1 / 3, 1 / 3]);
+  // The alias is looked up (by link code), then stored again beside its entry: counted once.
+  curve.lookup('a');
+  curve.lookup('e', false);
+  curve.stored('e', 1000, false);
+  curve.stored('a', 3000, true);
+  t.same(curve.ratios?.length, CURVE_SIZES.length);
+  t.end();
+});
+
+void t.test('past counts weigh half after the half-life', (t) => {
+  const curve = new HitRatioCurve(10_000, { halfLife: 4 });
+  curve.stored('k', 100, false);
+  for (let i = 0; i < 6; i++) curve.lookup('k');
+  t.same(curve.ratios, [1, 1, 1, 1]);
+  t.end();
+});
+
+void t.test('the L1 reports its curve on /metrics', async (t) => {
+  const metrics = new GatewayMetrics({ defaultMetrics: false });
+  const l1 = new L1Cache(64 * 1024, metrics);
+  const entry = makeEntry({ body: Buffer.alloc(1000, 'x'), gzip: null, br: null });
+  t.equal(l1.get('k'), undefined);
+  l1.set('k', entry);
+  t.equal(l1.get('k'), entry);
+  l1.delete('k');
+  await metrics.scrape();
+  for (const { label } of CURVE_SIZES)
+    t.equal(await metricValue(metrics, 'recgw_cache_l1_estimated_hit_ratio', { size: label }), 0.5);
+});
