@@ -133,6 +133,8 @@ function entryOf(id: number): CacheEntry {
     resignAt: Infinity,
     recordingId: uuid,
     linkId: code,
+    validators: null,
+    fetchMs: 0,
   };
 }
 

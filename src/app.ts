@@ -52,6 +52,8 @@ export interface AppDeps {
   readonly env?: NodeJS.ProcessEnv;
   /** Where quotas are counted when there is no Redis (a worker: its primary). */
   readonly quotaStore?: QuotaStore;
+  /** Refresh-ahead's uniform draw in [0, 1) (tests pass a seeded or steered one); Math.random by default. */
+  readonly random?: () => number;
 }
 
 /** A built gateway. */
@@ -202,6 +204,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     settings: current,
     clock,
     logger: cacheLogger,
+    ...(deps.random === undefined ? {} : { random: deps.random }),
   });
   const purger = new Purger(purgeStore, generations, tiers, {
     now: () => clock.now(),

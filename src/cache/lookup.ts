@@ -3,7 +3,7 @@ import type { Caller, VerifiedCaller } from '../auth/verified-caller.js';
 import type { WorkspaceId } from '../brands.js';
 import type { ListPage, Recording } from '../recording.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
-import type { Resource, UpstreamAnswer } from '../upstream/types.js';
+import type { Resource, RevalidatedAnswer, Validators } from '../upstream/types.js';
 import type { CacheEntry } from './entry/entry.js';
 import type { ResourceKey } from './entry/keys.js';
 import type { CacheStatus } from './status.js';
@@ -17,8 +17,11 @@ export interface Lookup extends Caller {
   readonly apiKey: string;
   /** What the cache did for this request, for the handler's metrics and log line. */
   readonly status: CacheStatus;
-  /** Fetches this resource from the upstream with the given key. */
-  fetch(apiKey: string): Promise<UpstreamAnswer<ListPage | Recording>>;
+  /**
+   * Fetches this resource from the upstream with the given key; with validators, conditionally
+   * (a 304 only then).
+   */
+  fetch(apiKey: string, validators?: Validators): Promise<RevalidatedAnswer<ListPage | Recording>>;
   /** The request's trace, when it has one (spans recorded, or a client's traceparent carried). */
   readonly trace?: RequestTrace | null;
 }

@@ -19,6 +19,7 @@ import type { L2Store } from './l2/store.js';
 import { ownKey, recordingValues, valuesAskedBy } from './entry/recording-values.js';
 import type { Tiers } from './tiers.js';
 import { UrlGuard } from './resign.js';
+import { fetchedFrom } from './entry/fetched.js';
 
 /** Collaborators of the flow. */
 export interface ReadThroughDeps {
@@ -37,6 +38,8 @@ export interface ReadThroughDeps {
   readonly settings: () => Settings;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Uniform in [0, 1): refresh-ahead's draw (tests pass a seeded one); Math.random by default. */
+  readonly random?: () => number;
 }
 
 /**
@@ -58,9 +61,11 @@ export class ReadThrough {
   private readonly leaders = new WeakMap<Promise<Served>, Lookup>();
   private readonly tiers: Tiers;
   private readonly urls: UrlGuard;
+  private readonly random: () => number;
 
   constructor(private readonly deps: ReadThroughDeps) {
     this.tiers = deps.tiers;
+    this.random = deps.random ?? Math.random;
     this.urls = new UrlGuard({
       ...deps,
       store: (workspace, generation, values) => this.tiers.store(workspace, generation, values),
@@ -76,12 +81,30 @@ export class ReadThrough {
     if (generation === undefined) return undefined;
     const entry = this.readL1(lookup.workspace, generation, lookup.key);
     if (entry === undefined) return undefined;
-    const state = entryState(entry, now, this.deps.settings(), lookup.workspace);
+    const settings = this.deps.settings();
+    const state = entryState(entry, now, settings, lookup.workspace);
     if (!isHit(state)) return undefined;
     lookup.status.l1 = 'hit';
     this.tiers.onL1Hit(lookup, generation, entry);
     if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
+    else if (this.dueAhead(entry, now, settings))
+      this.refreshLater(lookup, generation, entry, 'ahead');
     return entry;
+  }
+
+  /**
+   * Refresh-ahead, XFetch (Vattani, Chierichetti and Lowenstein, VLDB 2015): a read of a fresh
+   * entry refreshes it when `now - δ·β·ln(U) ≥ end`, δ the entry's last fetch time, U uniform in
+   * (0, 1], `end` when it stops being fresh (TTL or URL deadline, as freshSeconds). The chance
+   * rises steeply as `end` nears and with δ, so a hot entry is refreshed about once per TTL, in
+   * time, with no coordination, and an entry nobody reads is never refreshed. One draw and some
+   * arithmetic: it runs on every fresh hit.
+   */
+  private dueAhead(entry: CacheEntry, now: number, settings: Settings): boolean {
+    const ahead = settings.config.cache.refreshAhead;
+    if (!ahead.enabled) return false;
+    const end = entry.freshUntil < entry.urlDeadline ? entry.freshUntil : entry.urlDeadline;
+    return now - entry.fetchMs * ahead.beta * Math.log(1 - this.random()) >= end;
   }
 
   /**
@@ -173,11 +196,13 @@ export class ReadThrough {
     lookup.status[tier] = result;
     if (entry === undefined || result === 'miss') return undefined;
     if (result === 'stale') {
-      this.refreshLater(lookup, generation, entry);
+      this.refreshLater(lookup, generation, entry, 'stale');
       return { entry, outcome: 'stale' };
     }
     if (tier === 'l1') this.tiers.onL1Hit(lookup, generation, entry);
     if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
+    else if (this.dueAhead(entry, this.deps.clock.now(), this.deps.settings()))
+      this.refreshLater(lookup, generation, entry, 'ahead');
     return { entry, outcome: 'hit' };
   }
 
@@ -297,31 +322,57 @@ export class ReadThrough {
     }
   }
 
-  /** Upstream: fetch with the caller's key, learn the key's verdict, store, or fall back to stale. */
+  /**
+   * Upstream: fetch with the caller's key, learn the key's verdict, store, or fall back to stale.
+   * `base` is the entry this fetch would replace (the fallback, or the entry a background refresh
+   * renews): its validators make the fetch conditional, and a 304 renews it.
+   */
   private async fromUpstream(
     lookup: Lookup,
     generation: Generation,
     fallback: CacheEntry | undefined,
+    base: CacheEntry | undefined = fallback,
   ): Promise<Served> {
-    const { factory, clock } = this.deps;
+    const { factory, clock, settings } = this.deps;
+    const started = clock.now();
+    const validators = factory.validatorsFor(base, started);
     let answer;
     try {
-      answer = await lookup.fetch(lookup.apiKey);
+      answer = await lookup.fetch(lookup.apiKey, validators);
     } catch (error) {
       return this.staleOnError(lookup, generation, fallback, error);
     }
     const now = clock.now();
+    // δ of refresh-ahead, on the flow's own clock (tests move it); a clock step back counts as 0.
+    const fetchMs = Math.max(0, now - started);
     if (answer.status === 401) {
       this.deps.keyLearned(lookup, false);
       throw new KeyRefused(lookup.keyHash);
     }
     if (answer.status === 404) {
-      const entry = factory.notFound(lookup.workspace, now);
+      const entry = factory.notFound(lookup.workspace, now, fetchMs);
       this.store(lookup.workspace, generation, [[lookup.key, entry]]);
       return { entry, outcome: 'miss' };
     }
+    const fetched = fetchedFrom(answer, settings().config.upstream.cacheControl, fetchMs);
+    if (answer.status === 304) {
+      // Only a request that sent validators is answered 304 (attempt.ts), and only `base` gave them.
+      const entry = factory.renewed(lookup.workspace, lookup.resource, base!, now, fetched);
+      lookup.status.revalidated = true;
+      // Stored under the generation taken before the fetch, like any answer: a 304 to a
+      // revalidation begun before a purge renews nothing (tiers.store refuses it).
+      if (fetched.store) this.store(lookup.workspace, generation, valuesAskedBy(entry, lookup.key));
+      return { entry, outcome: 'miss' };
+    }
     if (lookup.resource === 'list') {
-      const { list, recordings } = factory.list(lookup.workspace, answer.body as ListPage, now);
+      const { list, recordings } = factory.list(
+        lookup.workspace,
+        answer.body as ListPage,
+        now,
+        fetched,
+      );
+      // no-store (upstream.cacheControl honor): answered, kept nowhere, its recordings neither.
+      if (!fetched.store) return { entry: list, outcome: 'miss' };
       this.store(lookup.workspace, generation, [[lookup.key, list]]);
       // A list page also refreshes the entries of the recordings it holds, once it is answered.
       setImmediate(() => {
@@ -336,9 +387,9 @@ export class ReadThrough {
       });
       return { entry: list, outcome: 'miss' };
     }
-    const entry = factory.recording(lookup.workspace, answer.body as Recording, now);
+    const entry = factory.recording(lookup.workspace, answer.body as Recording, now, fetched);
     // Asked by another spelling than its UUID or link code: that key points at the entry too.
-    this.store(lookup.workspace, generation, valuesAskedBy(entry, lookup.key));
+    if (fetched.store) this.store(lookup.workspace, generation, valuesAskedBy(entry, lookup.key));
     return { entry, outcome: 'miss' };
   }
 
@@ -365,15 +416,25 @@ export class ReadThrough {
     return { entry, outcome: 'stale-error' };
   }
 
-  /** stale-while-revalidate: one background fetch; its failure only matters to the log. */
-  private refreshLater(lookup: Lookup, generation: Generation, stale: CacheEntry): void {
-    // Keyed by the stale entry: a recording read by UUID and by link code is one entry, refreshed once.
-    const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(stale, lookup.key));
+  /**
+   * A background refresh of `entry` (stale-while-revalidate, or refresh-ahead while it is still
+   * fresh), conditional when it has validators; one per entry at a time. Its failure only matters
+   * to the log: the entry stays as it was, and stale-if-error keeps its rules.
+   */
+  private refreshLater(
+    lookup: Lookup,
+    generation: Generation,
+    entry: CacheEntry,
+    reason: 'ahead' | 'stale',
+  ): void {
+    // Keyed by the entry: a recording read by UUID and by link code is one entry, refreshed once.
+    const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
     if (this.flights.has(flightKey)) return;
-    this.fly(flightKey, lookup, () => this.refreshOnce(lookup, generation, stale)).catch(
+    lookup.status.refresh = reason;
+    this.fly(flightKey, lookup, () => this.refreshOnce(lookup, generation, entry)).catch(
       (error: unknown) => {
         this.deps.logger.warn(
-          { workspace: lookup.workspace, resource: lookup.resource, err: error },
+          { workspace: lookup.workspace, resource: lookup.resource, reason, err: error },
           'background refresh failed',
         );
       },
@@ -404,7 +465,8 @@ export class ReadThrough {
     const locked = await this.waitForLock(lookup, generation, stale.storedAt);
     if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
     try {
-      return await this.fromUpstream(lookup, generation, undefined);
+      // `stale` (or, ahead of expiry, still fresh) gives its validators: a 304 renews it.
+      return await this.fromUpstream(lookup, generation, undefined, stale);
     } finally {
       if (locked.release !== undefined) void locked.release();
     }

@@ -19,4 +19,11 @@ export class CacheStatus {
   upstreamMs = 0;
   /** Whether the answer's URLs were re-signed before it was served (`now`) or nulled for want of a way to renew them. */
   resign: 'none' | 'now' | 'nulled' = 'none';
+  /**
+   * A background refresh this request started: `ahead` (refresh-ahead, the entry still fresh),
+   * `stale` (stale-while-revalidate). One per entry at a time, so most requests start none.
+   */
+  refresh: 'none' | 'ahead' | 'stale' = 'none';
+  /** Whether this request's own upstream fetch was answered 304 and renewed the cached copy. */
+  revalidated = false;
 }

@@ -176,8 +176,10 @@ export class Tiers {
         continue;
       }
       const value = l1.peek(name);
-      if (value?.kind === 'entry' && value.freshUntil > now)
-        l1.set(name, { ...value, freshUntil: now });
+      // Its validators go too: the refresh fetches the whole answer, since a 304 would renew
+      // (and serve as fresh) the very copy the purge marked stale.
+      if (value?.kind === 'entry' && (value.freshUntil > now || value.validators !== null))
+        l1.set(name, { ...value, freshUntil: Math.min(value.freshUntil, now), validators: null });
     }
   }
 

@@ -176,6 +176,11 @@ export const configSchema = z
       staleIfError: duration,
       compressMinBytes: bytes,
       distributedLock: z.strictObject({ enabled: z.boolean(), ttl: duration, wait: duration }),
+      // `refreshAhead: false` is short for `{ enabled: false }` (DESIGN A9's spelling).
+      refreshAhead: z.preprocess(
+        (value) => (value === false ? { enabled: false, beta: 1 } : value),
+        z.strictObject({ enabled: z.boolean(), beta: z.number().positive().max(1e12) }),
+      ),
       purge: z.strictObject({
         maxLag: duration.refine((ms) => ms >= 100, 'at least 100ms'),
         pollInterval: duration.refine((ms) => ms >= 10, 'at least 10ms'),

@@ -372,6 +372,11 @@ export class PublicHandler {
           trace.lookup === undefined || trace.lookup.status.resign === 'none'
             ? undefined
             : trace.lookup.status.resign,
+        refresh:
+          trace.lookup === undefined || trace.lookup.status.refresh === 'none'
+            ? undefined
+            : trace.lookup.status.refresh,
+        revalidated: trace.lookup?.status.revalidated === true ? true : undefined,
       });
     if (trace.span?.recording === true) {
       trace.span.end(status, {

@@ -27,6 +27,10 @@ export interface RequestLine {
   readonly ms: number;
   /** Set when the answer's signed URLs were re-signed (`now`) or nulled before it was served. */
   readonly resign: 'now' | 'nulled' | undefined;
+  /** Set when this request started a background refresh: before expiry (`ahead`) or of a stale entry. */
+  readonly refresh: 'ahead' | 'stale' | undefined;
+  /** True when this request's own upstream fetch was answered 304 (the cached copy renewed). */
+  readonly revalidated: true | undefined;
 }
 
 /** Writes request lines through a logger, honouring its current level. */
@@ -41,7 +45,7 @@ export class RequestLog {
     return this.logger.levelVal <= INFO;
   }
 
-  /** One line: `{"level":30,"time",…fields,"msg":"request"}`; absent workspace, method, code and resign are left out. */
+  /** One line: `{"level":30,"time",…fields,"msg":"request"}`; absent workspace, method, code, resign, refresh and revalidated are left out. */
   write(f: RequestLine): void {
     if (!this.enabled) return;
     this.logger.info(
@@ -56,6 +60,8 @@ export class RequestLog {
         upstreamMs: f.upstreamMs,
         ms: f.ms,
         resign: f.resign,
+        refresh: f.refresh,
+        revalidated: f.revalidated,
       },
       'request',
     );

@@ -12,9 +12,10 @@ import { SpanKind, endSpan, type RequestTrace } from '../tracing/request-trace.j
 import type {
   PageRequest,
   Resource,
+  RevalidatedAnswer,
   Upstream,
-  UpstreamAnswer,
   UpstreamTrace,
+  Validators,
 } from '../upstream/types.js';
 import { clientAddress } from './request/client-address.js';
 
@@ -56,8 +57,14 @@ export class ResourceLookup extends CacheStatus implements Lookup {
     return this;
   }
 
-  /** Fetches the resource from the upstream with the given key, as a span of the request's trace. */
-  async fetch(apiKey: string): Promise<UpstreamAnswer<ListPage | Recording>> {
+  /**
+   * Fetches the resource from the upstream with the given key, as a span of the request's trace;
+   * with validators, as a conditional request.
+   */
+  async fetch(
+    apiKey: string,
+    validators?: Validators,
+  ): Promise<RevalidatedAnswer<ListPage | Recording>> {
     const started = performance.now();
     const span = this.trace?.child('upstream fetch', SpanKind.CLIENT, {
       'recgw.resource': this.resource,
@@ -77,15 +84,7 @@ export class ResourceLookup extends CacheStatus implements Lookup {
             }),
         };
       }
-      const answer =
-        this.page !== null
-          ? await this.upstream.fetchList(this.workspace, this.page, apiKey, upstreamTrace)
-          : await this.upstream.fetchRecording(
-              this.workspace,
-              recordingIdOf(this.key),
-              apiKey,
-              upstreamTrace,
-            );
+      const answer = await this.ask(apiKey, validators, upstreamTrace);
       span?.setAttribute('http.response.status_code', answer.status);
       return answer;
     } catch (error) {
@@ -95,5 +94,21 @@ export class ResourceLookup extends CacheStatus implements Lookup {
       this.upstreamMs += performance.now() - started;
       if (span !== undefined) endSpan(span, failure);
     }
+  }
+
+  private ask(
+    apiKey: string,
+    validators: Validators | undefined,
+    trace: UpstreamTrace | undefined,
+  ): Promise<RevalidatedAnswer<ListPage | Recording>> {
+    const { upstream, workspace, page } = this;
+    if (page !== null)
+      return validators === undefined
+        ? upstream.fetchList(workspace, page, apiKey, trace)
+        : upstream.revalidateList(workspace, page, apiKey, validators, trace);
+    const id = recordingIdOf(this.key);
+    return validators === undefined
+      ? upstream.fetchRecording(workspace, id, apiKey, trace)
+      : upstream.revalidateRecording(workspace, id, apiKey, validators, trace);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Turns one request's cache status into the cache metrics (recgw_cache_lookups_total,
- * recgw_coalesced_requests_total): the one place they are counted, hits included. Every series
+ * recgw_coalesced_requests_total, recgw_cache_refreshes_total): the one place they are counted, hits included. Every series
  * is resolved once and counted locally (batched-series.ts), so a hit pays a few property reads.
  */
 import type { CacheStatus, LookupResult } from '../cache/status.js';
@@ -14,6 +14,8 @@ interface ResourceSeries {
   readonly l1: ByResult;
   readonly l2: ByResult;
   readonly coalesced: CounterSeries;
+  readonly ahead: CounterSeries;
+  readonly stale: CounterSeries;
 }
 
 /** The cache metrics of requests, from their status. */
@@ -30,6 +32,8 @@ export class StatusMetrics {
       l1: byResult(resource, 'l1'),
       l2: byResult(resource, 'l2'),
       coalesced: metrics.batch.counter(metrics.coalesced, { resource }),
+      ahead: metrics.batch.counter(metrics.refreshes, { resource, reason: 'ahead' }),
+      stale: metrics.batch.counter(metrics.refreshes, { resource, reason: 'stale' }),
     });
     this.series = { list: of('list'), recording: of('recording') };
   }
@@ -40,5 +44,6 @@ export class StatusMetrics {
     if (status.l1 !== undefined) series.l1[status.l1].inc();
     if (status.l2 !== undefined) series.l2[status.l2].inc();
     if (status.coalesced) series.coalesced.inc();
+    if (status.refresh !== 'none') series[status.refresh].inc();
   }
 }

@@ -118,6 +118,14 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Background refreshes started, by why: `ahead` (refresh-ahead, still fresh) or `stale` (stale-while-revalidate). */
+  readonly refreshes = new Counter({
+    name: `${PREFIX}cache_refreshes_total`,
+    help: 'Background refreshes started: ahead (refresh-ahead, before expiry) or stale (stale-while-revalidate).',
+    labelNames: ['resource', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   /**
    * Waits on another instance's fetch lock (cache.distributedLock), by how they ended: woken by
    * the holder's release, rechecked (the waiter's own re-check found it: a wake-up lost or

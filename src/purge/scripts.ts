@@ -126,7 +126,8 @@ return redis.call('xadd', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'p', '0-0', 'o',
  * Hard: the values are deleted, with their pairs. Soft: each entry's freshUntil (the 2nd
  * instant of the codec's header, byte offset 15, a big-endian double) is lowered to now, in
  * place (SETRANGE keeps the TTL), so it is served stale, never fresh; aliases are left pointing
- * at it. Either way `rev` moves, so a value fetched before and written after is refused.
+ * at it. A layout-3 entry also loses its upstream validators (flags 16 and 32 of the flags byte,
+ * offset 6): its refresh then fetches the whole answer, since a 304 would renew the purged copy. Either way `rev` moves, so a value fetched before and written after is refused.
  */
 const EXACT_CHUNK = `
 local gen = redis.call('hmget', KEYS[1], 'all', 'list')
@@ -135,10 +136,13 @@ local function drop(name)
   if ARGV[1] ~= '1' then redis.call('del', name) return end
   local v = redis.call('get', name)
   if not v or #v < 23 or string.byte(v, 1) ~= 114 or string.byte(v, 2) ~= 103
-    or string.byte(v, 3) ~= 2 or string.byte(v, 4) ~= 1 then return end
+    or (string.byte(v, 3) ~= 2 and string.byte(v, 3) ~= 3) or string.byte(v, 4) ~= 1 then return end
   local now = tonumber(ARGV[3])
   if struct.unpack('>d', v, 16) > now then
     redis.call('setrange', name, 15, struct.pack('>d', now))
+  end
+  if string.byte(v, 3) == 3 then
+    redis.call('setrange', name, 6, string.char(bit.band(string.byte(v, 7), 207)))
   end
 end
 local function nameOf(key)

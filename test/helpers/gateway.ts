@@ -22,6 +22,8 @@ export interface GatewayOptions {
   clock?: Clock;
   redis?: null;
   redisUrl?: string;
+  /** Refresh-ahead's draw (AppDeps.random). */
+  random?: () => number;
 }
 
 /** One response, body read as text. */
@@ -104,6 +106,7 @@ export async function startGateway(t: Tap, options: GatewayOptions = {}): Promis
     logger,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.redis === undefined ? {} : { redis: options.redis }),
+    ...(options.random === undefined ? {} : { random: options.random }),
   });
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
   await new Promise<void>((resolve) => app.admin.listen(0, '127.0.0.1', resolve));

@@ -2,7 +2,9 @@
  * A controllable Recordings upstream for purge tests: every answer carries the number of the
  * fetch that produced it (`title: "v<version>-s<fetch>"`, in the recording and in every list item),
  * so a test can tell whether a value served was fetched before or after a purge; fetches can be
- * held mid-flight and released later; each recording's version can be moved.
+ * held mid-flight and released later; each recording's version can be moved. With `validators`,
+ * answers carry an ETag of the versions they show and a matching If-None-Match is answered 304
+ * (held like any answer): a 304 renews the copy the gateway had, with its older fetch number.
  */
 import type { ServerResponse } from 'node:http';
 import { recordingFixture } from './recording-fixture.js';
@@ -52,6 +54,7 @@ function uuid(i: number): string {
 export async function startHeldUpstream(
   t: { teardown(fn: () => unknown): void },
   count = 6,
+  options: { validators?: boolean } = {},
 ): Promise<HeldUpstream> {
   const recordings: HeldRecording[] = Array.from({ length: count }, (_, i) => ({
     id: uuid(i),
@@ -73,10 +76,21 @@ export async function startHeldUpstream(
         { id: `tag${recordings.indexOf(recording)}`, name: 'own', style: 'red' },
       ],
     }) as unknown as Record<string, unknown>;
-  const answer = (res: ServerResponse, status: number, json: unknown): void => {
-    res.writeHead(status, { 'content-type': 'application/json' });
+  const answer = (res: ServerResponse, status: number, json: unknown, etag?: string): void => {
+    const tag = options.validators === true && status === 200 ? etag : undefined;
+    if (tag !== undefined && res.req.headers['if-none-match'] === tag) {
+      res.writeHead(304, { etag: tag });
+      res.end();
+      return;
+    }
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      ...(tag === undefined ? {} : { etag: tag }),
+    });
     res.end(JSON.stringify(json));
   };
+  const etagOf = (shown: readonly HeldRecording[]): string =>
+    `"${shown.map((r) => `${r.id}-v${r.version}`).join('.')}"`;
   const state = {
     hold: false,
   };
@@ -92,7 +106,9 @@ export async function startHeldUpstream(
     else if (match[1] === undefined) {
       const size = Number(url.searchParams.get('page_size') ?? 30);
       const number = Number(url.searchParams.get('page_number') ?? 1);
-      const items = recordings.slice((number - 1) * size, number * size).map((r) => body(r, fetch));
+      const shown = recordings.slice((number - 1) * size, number * size);
+      const items = shown.map((r) => body(r, fetch));
+      const etag = etagOf(shown);
       const pages = Math.ceil(recordings.length / size);
       const page = {
         recordings: items,
@@ -103,14 +119,17 @@ export async function startHeldUpstream(
           page_size: size,
         },
       };
-      respond = () => answer(res, 200, page);
+      respond = () => answer(res, 200, page, etag);
     } else {
       const id = decodeURIComponent(match[1]);
       const recording = recordings.find((r) => r.id === id.toLowerCase() || r.link === id);
       const json = recording === undefined ? { error: 'not found' } : body(recording, fetch);
-      respond = () => answer(res, recording === undefined ? 404 : 200, json);
+      const etag = recording === undefined ? undefined : etagOf([recording]);
+      respond = () => answer(res, recording === undefined ? 404 : 200, json, etag);
     }
-    if (!state.hold) return respond();
+    // With validators every answer takes a few ms, so the gateway measures a fetch time (the δ
+    // of refresh-ahead) above 0 on its millisecond clock.
+    if (!state.hold) return options.validators === true ? void setTimeout(respond, 3) : respond();
     let released = false;
     held.push({
       fetch,

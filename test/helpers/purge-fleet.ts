@@ -8,13 +8,17 @@ import { startGateway, type TestGateway } from './gateway.js';
 import type { HeldUpstream } from './held-upstream.js';
 import { waitFor, type TestLike } from './redis.js';
 
-/** Starts `count` apps on `redis` (url and key prefix) and `upstream`; `config` is merged over the test defaults. */
+/**
+ * Starts `count` apps on `redis` (url and key prefix) and `upstream`; `config` is merged over the
+ * test defaults; `random(app)` is each app's refresh-ahead draw when given.
+ */
 export async function startPurgeFleet(
   t: TestLike,
   redis: { url: string; keyPrefix: string },
   upstream: HeldUpstream,
   count = 2,
   config: Record<string, unknown> = {},
+  options: { random?: (app: number) => number } = {},
 ): Promise<TestGateway[]> {
   const gateways: TestGateway[] = [];
   // A generous command timeout: the 2-core test box is shared, and a purge slower than the
@@ -26,10 +30,17 @@ export async function startPurgeFleet(
   // The gateway helper wants a simulator; one idle one serves every app (the upstream is `upstream`).
   const sim = await startSimulator({ workspaces: ['acme'], recordingsPerWorkspace: 1 });
   t.teardown(() => sim.close());
-  for (let i = 0; i < count; i++)
+  for (let i = 0; i < count; i++) {
+    const random = options.random;
     gateways.push(
-      await startGateway(t, { sim, redisUrl: redis.url, config: mergeConfig(base, config) }),
+      await startGateway(t, {
+        sim,
+        redisUrl: redis.url,
+        config: mergeConfig(base, config),
+        ...(random === undefined ? {} : { random: () => random(i) }),
+      }),
     );
+  }
   const since = performance.now();
   await waitFor(
     () => gateways.every((gw) => gw.app.redis?.up === true && gw.app.generations.syncedAt >= since),

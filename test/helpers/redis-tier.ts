@@ -151,6 +151,8 @@ export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now())
     resignAt: Infinity,
     recordingId: '0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c',
     linkId: 'abcDEF_12',
+    validators: null,
+    fetchMs: 0,
     ...overrides,
   };
 }

@@ -2,6 +2,7 @@
  * A cache entry: the ready-to-send bytes of one answer plus the instants that govern it.
  * Built once when an answer is stored or refreshed, so the hit path only writes bytes.
  */
+import type { Validators } from '../../upstream/types.js';
 
 /**
  * One stored answer (a 200 body or a remembered 404). Entries are immutable, and a refresh
@@ -42,6 +43,14 @@ export interface CacheEntry {
   /** For a recording: its UUID and public link code, so both keys can be refreshed or purged. */
   readonly recordingId: string | null;
   readonly linkId: string | null;
+  /**
+   * The upstream's ETag / Last-Modified for this body, sent back as If-None-Match /
+   * If-Modified-Since when the entry is refreshed; null when it sent none (or the body holds a
+   * URL of unknown expiry, which a 304 could not vouch for: factory.ts).
+   */
+  readonly validators: Validators | null;
+  /** How long the upstream fetch behind the entry took, ms (XFetch's δ for refresh-ahead); 0: unknown. */
+  readonly fetchMs: number;
 }
 
 /** The ETag of an encoded variant: the identity tag with `-gz` or `-br` inside its quotes. */

@@ -17,8 +17,9 @@ import {
   type UrlFacts,
   type UrlPolicyResult,
 } from '../../signing/url-policy.js';
-import type { Resource } from '../../upstream/types.js';
+import type { Resource, Validators } from '../../upstream/types.js';
 import type { CacheEntry } from './entry.js';
+import { NOT_FETCHED, type Fetched } from './fetched.js';
 import { staleUntilOf } from './state.js';
 import type { Settings } from '../settings.js';
 import type { StaleOnArrival } from './stale-on-arrival.js';
@@ -112,16 +113,22 @@ export class EntryFactory {
   ) {}
 
   /** A recording entry; mutates `recording.transcoded_url` per the URL policy. */
-  recording(workspace: WorkspaceId, recording: Recording, now: number, storedAt = now): CacheEntry {
+  recording(
+    workspace: WorkspaceId,
+    recording: Recording,
+    now: number,
+    fetched: Fetched = NOT_FETCHED,
+    storedAt = now,
+  ): CacheEntry {
     const facts = mergeFacts([this.applyPolicy(recording, now)]);
     return this.build(
       workspace,
       'recording',
       bodyBytes(JSON.stringify(recording)),
       facts,
-      now,
       storedAt,
       recording,
+      fetched,
     );
   }
 
@@ -134,7 +141,7 @@ export class EntryFactory {
     workspace: WorkspaceId,
     page: ListPage,
     now: number,
-    storedAt = now,
+    fetched: Fetched = NOT_FETCHED,
   ): { list: CacheEntry; recordings: () => CacheEntry[] } {
     const perRecording = page.recordings.map((recording) => this.applyPolicy(recording, now));
     const json = page.recordings.map((recording) => JSON.stringify(recording));
@@ -144,9 +151,11 @@ export class EntryFactory {
       bodyBytes(listJson(page, json)),
       mergeFacts(perRecording),
       now,
-      storedAt,
       null,
+      fetched,
     );
+    // The page's validators are the page's, not its recordings': those are refreshed in full.
+    const ofRecordings: Fetched = { ...fetched, validators: null };
     const recordings = (): CacheEntry[] => {
       // build() gives a recording at most ttl.recording + the longer stale window to live; with
       // all three 0 the store would drop every one, so none is built (serialised, hashed).
@@ -159,8 +168,8 @@ export class EntryFactory {
           bodyBytes(json[index]!),
           mergeFacts([perRecording[index]!]),
           now,
-          storedAt,
           recording,
+          ofRecordings,
         ),
       );
     };
@@ -182,8 +191,8 @@ export class EntryFactory {
     return { ...entry, body, gzip: gzipped, br: brotli };
   }
 
-  /** A remembered 404. */
-  notFound(workspace: WorkspaceId, now: number): CacheEntry {
+  /** A remembered 404; `fetchMs` is how long the fetch that found it took. */
+  notFound(workspace: WorkspaceId, now: number, fetchMs = 0): CacheEntry {
     const timings = this.settings().timings.for(workspace);
     const freshUntil = now + timings.notFound;
     return {
@@ -201,6 +210,53 @@ export class EntryFactory {
       resignAt: Infinity,
       recordingId: null,
       linkId: null,
+      validators: null,
+      fetchMs,
+    };
+  }
+
+  /**
+   * The validators a refresh of `entry` sends, or undefined for a whole fetch: it has none, or
+   * its URLs cannot be re-signed and are so near their deadline that a 304, which keeps the same
+   * URLs, would renew nothing (renewed() caps its freshness there).
+   */
+  validatorsFor(entry: CacheEntry | undefined, now: number): Validators | undefined {
+    if (entry === undefined || entry.validators === null) return undefined;
+    const margin = urlMargin(this.settings().config.signing.minRemaining);
+    if (entry.resignAt === Infinity && now >= entry.urlDeadline - margin) return undefined;
+    return entry.validators;
+  }
+
+  /**
+   * The entry a 304 renews: the same body, bytes and ETags, fetched anew at `now`, with its
+   * freshness computed as for any new answer (TTL, the origin's max-age, the URL cap). The URL
+   * facts stored with it are enough while every URL has minRemaining left: no parse. Past that,
+   * the stored body goes through the URL policy like any answer (re-signed or nulled), so a
+   * renewal never makes short URLs fresh.
+   */
+  renewed(
+    workspace: WorkspaceId,
+    resource: Resource,
+    entry: CacheEntry,
+    now: number,
+    fetched: Fetched,
+  ): CacheEntry {
+    // A 304 may carry updated validators (RFC 9111 §4.3.4); without them the stored ones hold.
+    const renewal: Fetched = { ...fetched, validators: fetched.validators ?? entry.validators };
+    if (now >= entry.urlDeadline) {
+      const parsed = JSON.parse(entry.body.toString('utf8')) as ListPage | Recording;
+      return resource === 'list'
+        ? this.list(workspace, parsed as ListPage, now, renewal).list
+        : this.recording(workspace, parsed as Recording, now, renewal);
+    }
+    const freshUntil = this.freshUntilOf(workspace, resource, entry, now, renewal);
+    return {
+      ...entry,
+      storedAt: now,
+      freshUntil,
+      staleUntil: this.staleUntilOf(workspace, freshUntil, renewal),
+      validators: renewal.validators,
+      fetchMs: renewal.fetchMs,
     };
   }
 
@@ -214,6 +270,7 @@ export class EntryFactory {
         workspace,
         JSON.parse(entry.body.toString('utf8')) as Recording,
         now,
+        keptFrom(entry),
         entry.storedAt,
       );
       return {
@@ -229,9 +286,9 @@ export class EntryFactory {
       'list',
       bodyBytes(JSON.stringify(page)),
       facts,
-      now,
       entry.storedAt,
       null,
+      keptFrom(entry),
     );
     return {
       ...rebuilt,
@@ -264,9 +321,9 @@ export class EntryFactory {
       resource,
       body,
       { urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity, hasUnknown: false },
-      now,
       entry.storedAt,
       null,
+      keptFrom(entry),
     );
     return {
       ...rebuilt,
@@ -299,16 +356,52 @@ export class EntryFactory {
     resource: Resource,
     body: Buffer,
     facts: UrlFacts,
-    now: number,
     storedAt: number,
     recording: Recording | null,
+    fetched: Fetched,
   ): CacheEntry {
+    const freshUntil = this.freshUntilOf(workspace, resource, facts, storedAt, fetched);
+    return {
+      kind: 'entry',
+      status: 200,
+      body,
+      gzip: null,
+      br: null,
+      etag: etagOf(body),
+      storedAt,
+      freshUntil,
+      staleUntil: this.staleUntilOf(workspace, freshUntil, fetched),
+      urlDeadline: facts.urlDeadline,
+      urlExpiry: facts.urlExpiry,
+      resignAt: facts.resignAt,
+      recordingId: recording?.id ?? null,
+      linkId: recording?.public_link_id ?? null,
+      // A URL of unknown expiry is trusted for unknownTtl from its fetch: a 304 says the body is
+      // unchanged, not how long that URL lasts, so such an entry is always fetched whole.
+      validators: facts.hasUnknown ? null : fetched.validators,
+      fetchMs: fetched.fetchMs,
+    };
+  }
+
+  /** Until when a 200 body stored (or renewed) at `storedAt` is fresh: the one freshness rule of new answers. */
+  private freshUntilOf(
+    workspace: WorkspaceId,
+    resource: Resource,
+    facts: Omit<UrlFacts, 'hasUnknown'> & { readonly hasUnknown?: boolean },
+    storedAt: number,
+    fetched: Fetched,
+  ): number {
+    // An answer the origin said not to store (no-store, honor) is stored nowhere (the flow), and
+    // tells the client so: fresh for no time, max-age=0, and Cache-Status without `stored`.
+    if (!fetched.store) return storedAt;
     const { config, timings: table } = this.settings();
     const timings = table.for(workspace);
-    const ttl = resource === 'list' ? timings.list : timings.recording;
+    // The origin's max-age / s-maxage (upstream.cacheControl honor) caps the TTL, never lengthens it.
+    const ttl = Math.min(resource === 'list' ? timings.list : timings.recording, fetched.maxAgeMs);
     let freshUntil = storedAt + ttl;
     // A URL whose expiry cannot be read is trusted for signing.unknownTtl at most.
-    if (facts.hasUnknown) freshUntil = Math.min(freshUntil, storedAt + config.signing.unknownTtl);
+    if (facts.hasUnknown === true)
+      freshUntil = Math.min(freshUntil, storedAt + config.signing.unknownTtl);
     // URLs that cannot be re-signed must be refreshed from the upstream before they run short:
     // end freshness a margin ahead of the deadline so stale-while-revalidate refreshes in time.
     if (Number.isFinite(facts.urlDeadline) && facts.resignAt === Infinity) {
@@ -325,22 +418,17 @@ export class EntryFactory {
         });
       }
     }
-    freshUntil = Math.max(freshUntil, storedAt);
-    return {
-      kind: 'entry',
-      status: 200,
-      body,
-      gzip: null,
-      br: null,
-      etag: etagOf(body),
-      storedAt,
-      freshUntil,
-      staleUntil: staleUntilOf(freshUntil, timings),
-      urlDeadline: facts.urlDeadline,
-      urlExpiry: facts.urlExpiry,
-      resignAt: facts.resignAt,
-      recordingId: recording?.id ?? null,
-      linkId: recording?.public_link_id ?? null,
-    };
+    return Math.max(freshUntil, storedAt);
   }
+
+  /** Until when an entry fresh until `freshUntil` may be served stale; a no-store answer not at all. */
+  private staleUntilOf(workspace: WorkspaceId, freshUntil: number, fetched: Fetched): number {
+    if (!fetched.store) return freshUntil;
+    return staleUntilOf(freshUntil, this.settings().timings.for(workspace));
+  }
+}
+
+/** What a rebuilt entry (re-signed, URLs nulled) keeps of the fetch behind it. */
+function keptFrom(entry: CacheEntry): Fetched {
+  return { ...NOT_FETCHED, fetchMs: entry.fetchMs, validators: entry.validators };
 }

@@ -102,6 +102,7 @@ function touchedMetrics(options: { defaultMetrics: boolean }): GatewayMetrics {
   metrics.upstreamRequests.inc({ resource: 'list', outcome: 'ok' });
   metrics.upstreamDuration.observe({ resource: 'list' }, 0.12);
   metrics.coalesced.inc({ resource: 'recording' });
+  metrics.refreshes.inc({ resource: 'recording', reason: 'ahead' });
   metrics.resigns.inc({ scheme: 'cloudfront', result: 'ok' });
   metrics.urlRemaining.observe(3500);
   metrics.authResults.inc({ source: 'upstream', result: 'valid' });

@@ -5,7 +5,9 @@
 // key, Redis losing everything (FLUSHALL), and link cuts and restores. The model says which
 // values each read may return: none whose upstream fetch began before a hard purge that covers
 // it and was answered 200 before the read began, and none such as fresh after a soft one (it
-// may be served stale: Cache-Status ttl negative). Reads through a cut app are not judged
+// may be served stale: Cache-Status ttl negative). The upstream sends validators, so refreshes
+// are conditional; a read can be made to start a refresh-ahead (held or not), whose 304 renews a
+// copy fetched earlier, which must never happen across a purge. Reads through a cut app are not judged
 // (it obeys missed purges within cache.purge.maxLag, not at once); once restored and caught up,
 // they are again. Seed and path of a failure are in the failure message (FC_SEED / FC_PATH
 // replay it; FC_RUNS sets the number of runs).
@@ -18,6 +20,7 @@ import { fetchOf, startHeldUpstream, type HeldUpstream } from '../../helpers/hel
 import { startPurgeFleet } from '../../helpers/purge-fleet.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import { startRedisProxy, type RedisProxy } from '../../helpers/redis-proxy.js';
+import { metricValue } from '../../helpers/redis-tier.js';
 
 const R = '/api/external/v2/recordings';
 const RECORDINGS = 2;
@@ -32,6 +35,8 @@ const SETTLE_MS = 120;
 
 interface Real {
   apps: [TestGateway, TestGateway];
+  /** Per app: whether its next refresh-ahead draw says "due" (draws are otherwise never due). */
+  ahead: [boolean, boolean];
   links: [RedisProxy, RedisProxy];
   upstream: HeldUpstream;
   raw: Redis;
@@ -165,6 +170,46 @@ class Read implements fc.AsyncCommand<Model, Real> {
   }
   toString(): string {
     return `Read(app ${this.app}, target ${this.target}${this.hold ? ', held' : ''})`;
+  }
+}
+
+/** A read whose hit starts a refresh-ahead (held at the upstream or not): a 304 or a 200 racing the rest. */
+class ReadAhead implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly app: number,
+    readonly target: number,
+    readonly hold: boolean,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    // A hot key: read once first (judged like any read), so the steered read below is usually a hit.
+    await new Read(this.app, this.target, false).run(model, real);
+    const path = pathOf(real, this.target);
+    const heldBefore = real.upstream.held.length;
+    real.ahead[this.app] = true;
+    real.upstream.hold = this.hold;
+    const read: InFlight = {
+      app: this.app,
+      path,
+      required: model.cut[this.app] ? -1 : requiredFor(model.required, this.target),
+      requiredFresh: model.cut[this.app] ? -1 : requiredFor(model.requiredFresh, this.target),
+      promise: get(real, this.app, path),
+      settled: undefined,
+    };
+    void read.promise.then((answer) => (read.settled = answer));
+    model.inflight.push(read);
+    await Promise.race([read.promise, sleep(SETTLE_MS)]);
+    // The refresh leaves after the hit is answered: give a held one time to arrive and be held.
+    if (this.hold)
+      for (let i = 0; i < 6 && real.upstream.held.length === heldBefore; i++) await sleep(20);
+    real.ahead[this.app] = false;
+    real.upstream.hold = false;
+    judgeSettled(model);
+  }
+  toString(): string {
+    return `ReadAhead(app ${this.app}, target ${this.target}${this.hold ? ', held' : ''})`;
   }
 }
 
@@ -347,6 +392,7 @@ const app = fc.integer({ min: 0, max: 1 });
 const target = fc.integer({ min: 0, max: TARGETS - 1 });
 const read = fc.tuple(app, target).map(([a, t]) => new Read(a, t, false));
 const held = fc.tuple(app, target).map(([a, t]) => new Read(a, t, true));
+const ahead = fc.tuple(app, target, fc.boolean()).map(([a, t, h]) => new ReadAhead(a, t, h));
 const release = fc.nat().map((pick) => new Release(pick));
 const recording = fc.integer({ min: 0, max: RECORDINGS - 1 });
 const form: fc.Arbitrary<Form> = fc.oneof(
@@ -371,6 +417,8 @@ const commands = fc.commands(
     read,
     held,
     held,
+    ahead,
+    ahead,
     release,
     release,
     purgeRecording,
@@ -389,20 +437,28 @@ void t.test(
   'no read returns a value whose fetch began before a purge that covers it',
   async (t) => {
     const redis = await startPrivateRedis(t);
-    const upstream = await startHeldUpstream(t, RECORDINGS);
+    const upstream = await startHeldUpstream(t, RECORDINGS, { validators: true });
     const links: [RedisProxy, RedisProxy] = [
       await startRedisProxy(t, redis.port),
       await startRedisProxy(t, redis.port),
     ];
     const config = {
-      cache: { purge: { pollInterval: '50ms', maxLag: '5s' }, redis: { commandTimeout: '200ms' } },
+      cache: {
+        purge: { pollInterval: '50ms', maxLag: '5s' },
+        redis: { commandTimeout: '200ms' },
+        // With this β any fetch time makes a draw of 0.5 due; a draw of 0 never is (ln 1 = 0).
+        refreshAhead: { enabled: true, beta: 1e9 },
+      },
     };
+    const steer: [boolean, boolean] = [false, false];
+    const draw = (app: number) => () => (steer[app] ? 0.5 : 0);
     const [a] = await startPurgeFleet(
       t,
       { url: links[0].url, keyPrefix: redis.keyPrefix },
       upstream,
       1,
       config,
+      { random: draw(0) },
     );
     const [b] = await startPurgeFleet(
       t,
@@ -410,6 +466,7 @@ void t.test(
       upstream,
       1,
       config,
+      { random: draw(1) },
     );
     const raw = new Redis(redis.url);
     t.teardown(() => raw.quit());
@@ -423,6 +480,7 @@ void t.test(
       fc.asyncProperty(commands, async (cmds) => {
         const real: Real = {
           apps: [a!, b!],
+          ahead: steer,
           links,
           upstream,
           raw,
@@ -465,9 +523,23 @@ void t.test(
         includeErrorInReport: true,
       },
     );
+    let aheads = 0;
+    let revalidated = 0;
+    for (const gw of [a!, b!]) {
+      await gw.app.metrics.scrape();
+      aheads += await metricValue(gw.app.metrics, 'recgw_cache_refreshes_total', {
+        reason: 'ahead',
+      });
+      for (const resource of ['list', 'recording'])
+        revalidated += await metricValue(gw.app.metrics, 'recgw_upstream_requests_total', {
+          resource,
+          outcome: 'not_modified',
+        });
+    }
     t.comment(
-      `${runs} runs, ${tally.commands} commands, ${tally.judged} reads judged, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `${runs} runs, ${tally.commands} commands, ${tally.judged} reads judged, ${aheads} refreshes ahead, ${revalidated} 304s, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
+    t.ok(aheads > 0 && revalidated > 0, 'the runs refreshed ahead and renewed by 304');
     t.pass(`${runs} model runs without a purged value served`);
   },
 );

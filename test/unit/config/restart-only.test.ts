@@ -12,10 +12,14 @@ void t.test('restartOnlyChanges names changed restart-only leaves, and nothing r
   t.same(
     restartOnlyChanges(
       running,
-      configWith({ cache: { ttl: { list: '1s' } }, auth: { validTtl: '1m' } }),
+      configWith({
+        cache: { ttl: { list: '1s' }, refreshAhead: false },
+        auth: { validTtl: '1m' },
+        upstream: { cacheControl: 'honor' },
+      }),
     ),
     [],
-    'TTLs reload',
+    'TTLs, refresh-ahead and the origin Cache-Control rule reload',
   );
   const next = configWith({
     server: { port: 8081, keepAliveTimeout: '9s' },

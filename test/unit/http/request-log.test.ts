@@ -31,6 +31,8 @@ const line: fc.Arbitrary<RequestLine> = fc.record({
     fc.integer(),
   ),
   resign: optional(fc.constantFrom('now', 'nulled')),
+  refresh: optional(fc.constantFrom('ahead', 'stale')),
+  revalidated: optional(fc.constant(true)),
 });
 
 void t.test('matches pino for any field values', (t) => {
@@ -62,6 +64,8 @@ void t.test('honours the level, also after it changes', (t) => {
     upstreamMs: 0,
     ms: 0.05,
     resign: undefined,
+    refresh: undefined,
+    revalidated: undefined,
   };
   log.write(fields);
   t.equal(logs.text(), '');
@@ -92,6 +96,8 @@ void t.test("request lines pass through pino's redaction like every other line",
     upstreamMs: 0,
     ms: 1,
     resign: undefined,
+    refresh: undefined,
+    revalidated: undefined,
   });
   t.equal(logs.lines()[0]?.['reqId'], '[REDACTED]');
   t.notMatch(logs.text(), /sk_live_leaked_key/);

@@ -33,6 +33,8 @@ function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
     resignAt: Infinity,
     recordingId: null,
     linkId: null,
+    validators: null,
+    fetchMs: 0,
     ...overrides,
   };
 }

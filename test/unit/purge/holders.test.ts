@@ -34,6 +34,8 @@ function entry(body: unknown, status: 200 | 404 = 200): CacheEntry {
     resignAt: Infinity,
     recordingId: null,
     linkId: null,
+    validators: null,
+    fetchMs: 0,
   };
 }
 

@@ -35,13 +35,39 @@ void t.test('an entry round-trips field for field, Infinity instants included', 
 
 void t.test('bytes of another layout version read as a miss, not as shifted fields', (t) => {
   const encoded = encodeStored(makeEntry({}, NOW));
-  for (const version of [1, 3]) {
+  for (const version of [1, 4]) {
     const other = Buffer.from(encoded);
     other[2] = version;
     t.equal(decodeStored(other), undefined, `version ${version}`);
   }
   t.end();
 });
+
+void t.test('the upstream validators and the fetch time round-trip, each alone or both', (t) => {
+  for (const validators of [
+    { etag: '"v1"', lastModified: 'Tue, 21 Nov 2026 12:00:00 GMT' },
+    { etag: 'W/"weak"' },
+    { lastModified: 'Tue, 21 Nov 2026 12:00:00 GMT' },
+    null,
+  ]) {
+    const entry = makeEntry({ validators, fetchMs: 152.5 }, NOW);
+    t.same(decodeStored(encodeStored(entry)), entry, JSON.stringify(validators));
+  }
+  t.end();
+});
+
+void t.test(
+  'a value written by the previous layout (version 2) still reads, without validators',
+  (t) => {
+    const entry = makeEntry({ validators: null, fetchMs: 0, resignAt: NOW + 5 }, NOW);
+    const v3 = encodeStored(entry);
+    // Version 2: six numbers (no fetch time) and three string lengths (no validators).
+    const v2 = Buffer.concat([v3.subarray(0, 55), v3.subarray(63, 69), v3.subarray(73)]);
+    v2[2] = 2;
+    t.same(decodeStored(v2), entry);
+    t.end();
+  },
+);
 
 void t.test('null encodings and null ids stay null; empty strings stay empty', (t) => {
   const entry = makeEntry(

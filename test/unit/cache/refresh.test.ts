@@ -1,0 +1,331 @@
+// Refreshes in the read-through flow: conditional requests and 304 renewals, the origin's
+// Cache-Control under `honor`, refresh-ahead's XFetch draw, and the purge check on all of them.
+import t from 'tap';
+import { pino } from 'pino';
+import type { WorkspaceId } from '../../../src/brands.js';
+import { hashKey } from '../../../src/auth/key-hash.js';
+import { vouchFor } from '../../../src/auth/verified-caller.js';
+import { EntryFactory } from '../../../src/cache/entry/factory.js';
+import { recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
+import type { GenerationSource } from '../../../src/cache/generation-source.js';
+import { L1Cache } from '../../../src/cache/l1/l1.js';
+import type { Lookup, VerifiedLookup } from '../../../src/cache/lookup.js';
+import { ReadThrough } from '../../../src/cache/read-through.js';
+import { makeSettings } from '../../../src/cache/settings.js';
+import { CacheStatus } from '../../../src/cache/status.js';
+import { Tiers } from '../../../src/cache/tiers.js';
+import { configWith } from '../../../src/config/load.js';
+import { UpstreamError } from '../../../src/errors.js';
+import { GatewayMetrics } from '../../../src/observability/metrics.js';
+import type { Recording } from '../../../src/recording.js';
+import type { AnswerMeta, RevalidatedAnswer, Validators } from '../../../src/upstream/types.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
+import { recordingFixture } from '../../helpers/recording-fixture.js';
+
+const ACME = 'acme' as WorkspaceId;
+const GEN: Generation = { all: 1, list: 1 };
+// No transcoded_url: these tests are about TTLs and validators, not URL deadlines.
+const RECORDING = recordingFixture({ transcoded_url: null });
+const KEY = recordingKey(RECORDING.id);
+const TAG = '"v1"';
+/** How long every fake fetch takes, on the fake clock: the entries' δ. */
+const FETCH_MS = 150;
+
+/** The upstream as the flow sees it: counts fetches, notes the validators sent, answers per `reply`. */
+class FakeUpstream {
+  sent: Array<Validators | undefined> = [];
+  reply: (validators: Validators | undefined) => RevalidatedAnswer<Recording> = () => ({
+    status: 200,
+    body: structuredClone(RECORDING),
+    validators: { etag: TAG },
+  });
+  constructor(private readonly clock: FakeClock) {}
+  fetch = async (_key: string, validators?: Validators): Promise<RevalidatedAnswer<Recording>> => {
+    this.sent.push(validators);
+    await new Promise((resolve) => setImmediate(resolve));
+    this.clock.advance(FETCH_MS);
+    return this.reply(validators);
+  };
+}
+
+function flow(config: Record<string, unknown>, draw = (): number => 0) {
+  const clock = new FakeClock();
+  const metrics = new GatewayMetrics({ defaultMetrics: false });
+  const settings = makeSettings(configWith(config), () => null);
+  const generation = { current: true };
+  const generations: GenerationSource = {
+    peek: () => GEN,
+    load: () => Promise.resolve(GEN),
+    isCurrent: () => generation.current,
+  };
+  const factory = new EntryFactory(() => settings, metrics);
+  const logger = pino({ level: 'silent' });
+  const tiers = new Tiers({
+    l1: new L1Cache(1 << 20, metrics),
+    l2: null,
+    generations,
+    factory,
+    settings: () => settings,
+    clock,
+    logger,
+  });
+  const random = { draw };
+  const readThrough = new ReadThrough({
+    tiers,
+    l2: null,
+    factory,
+    keyLearned: () => undefined,
+    settings: () => settings,
+    clock,
+    logger,
+    random: () => random.draw(),
+  });
+  const upstream = new FakeUpstream(clock);
+  const lookup = (): VerifiedLookup =>
+    vouchFor<Lookup>({
+      workspace: ACME,
+      resource: 'recording',
+      key: KEY,
+      apiKey: 'key',
+      keyHash: hashKey('key'),
+      address: '127.0.0.1',
+      status: new CacheStatus(),
+      fetch: upstream.fetch,
+    });
+  const cached = () => tiers.readL1(ACME, GEN, KEY);
+  return { clock, readThrough, upstream, lookup, cached, generation, random };
+}
+
+const notModified = (meta: AnswerMeta = {}): RevalidatedAnswer<Recording> => ({
+  status: 304,
+  ...meta,
+});
+
+/** Lets the background refresh (two hops of setImmediate, then the store) finish. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+void t.test(
+  'a stale-while-revalidate refresh is conditional, and a 304 renews the entry',
+  async (t) => {
+    const { clock, readThrough, upstream, lookup, cached } = flow({
+      cache: { ttl: { recording: '10s' }, staleWhileRevalidate: '1m', refreshAhead: false },
+    });
+    await readThrough.serve(lookup());
+    const first = cached()!;
+    t.same(first.validators, { etag: TAG }, 'the validators are kept with the entry');
+    t.equal(first.fetchMs, FETCH_MS, 'and how long its fetch took');
+    clock.advance(11_000);
+    upstream.reply = () => notModified();
+    const stale = lookup();
+    t.equal((await readThrough.serve(stale)).outcome, 'stale');
+    t.equal(stale.status.refresh, 'stale', 'the request that started the refresh says so');
+    await settle();
+    t.same(upstream.sent, [undefined, { etag: TAG }], 'the refresh sent If-None-Match');
+    const renewed = cached()!;
+    t.not(renewed, first);
+    t.equal(renewed.storedAt, clock.now(), 'fetched anew when the 304 came');
+    t.equal(renewed.freshUntil, clock.now() + 10_000, 'fresh for a whole TTL again');
+    t.equal(renewed.body, first.body, 'the same bytes: nothing parsed or rebuilt');
+    t.equal(renewed.etag, first.etag);
+    t.same(renewed.validators, { etag: TAG });
+    t.ok(readThrough.hit(lookup(), clock.now()), 'a hit again');
+  },
+);
+
+void t.test('a 304 with new validators replaces the stored ones', async (t) => {
+  const { clock, readThrough, upstream, lookup, cached } = flow({
+    cache: { ttl: { recording: '10s' }, staleWhileRevalidate: '0s', refreshAhead: false },
+  });
+  await readThrough.serve(lookup());
+  clock.advance(11_000);
+  upstream.reply = () => notModified({ validators: { etag: '"v1b"', lastModified: 'x' } });
+  const miss = lookup();
+  const served = await readThrough.serve(miss);
+  t.equal(served.outcome, 'miss', 'past every window that serves it: a miss over the old copy');
+  t.ok(miss.status.revalidated, 'answered by a 304: the request says revalidated');
+  t.same(upstream.sent[1], { etag: TAG }, 'the miss sent the old copy validators');
+  t.same(cached()!.validators, { etag: '"v1b"', lastModified: 'x' });
+});
+
+void t.test('a changed answer (200) to a conditional refresh replaces the entry', async (t) => {
+  const { clock, readThrough, upstream, lookup, cached } = flow({
+    cache: { ttl: { recording: '10s' }, staleWhileRevalidate: '0s', refreshAhead: false },
+  });
+  await readThrough.serve(lookup());
+  clock.advance(11_000);
+  upstream.reply = () => ({
+    status: 200,
+    body: { ...structuredClone(RECORDING), title: 'changed' },
+    validators: { etag: '"v2"' },
+  });
+  const miss = lookup();
+  await readThrough.serve(miss);
+  t.notOk(miss.status.revalidated);
+  t.match(cached()!.body.toString(), /"changed"/);
+  t.same(cached()!.validators, { etag: '"v2"' });
+});
+
+void t.test('an upstream that sends no validators gets no conditional request', async (t) => {
+  const { clock, readThrough, upstream, lookup } = flow({
+    cache: { ttl: { recording: '10s' }, staleWhileRevalidate: '0s', refreshAhead: false },
+  });
+  upstream.reply = () => ({ status: 200, body: structuredClone(RECORDING) });
+  await readThrough.serve(lookup());
+  clock.advance(11_000);
+  await readThrough.serve(lookup());
+  t.same(upstream.sent, [undefined, undefined]);
+});
+
+void t.test('a 304 to a refresh begun before a purge renews nothing', async (t) => {
+  const { clock, readThrough, upstream, lookup, cached, generation } = flow({
+    cache: { ttl: { recording: '10s' }, staleWhileRevalidate: '1m', refreshAhead: false },
+  });
+  await readThrough.serve(lookup());
+  const first = cached()!;
+  clock.advance(11_000);
+  upstream.reply = () => {
+    // The purge lands while the conditional request is out.
+    generation.current = false;
+    return notModified();
+  };
+  await readThrough.serve(lookup());
+  await settle();
+  t.equal(upstream.sent.length, 2, 'the refresh went out');
+  t.equal(cached(), first, 'and its 304 stored nothing: the entry is as it was');
+});
+
+void t.test('honor: no-store is answered but stored nowhere', async (t) => {
+  const { readThrough, upstream, lookup, cached } = flow({
+    upstream: { cacheControl: 'honor' },
+    cache: { ttl: { recording: '10s' } },
+  });
+  upstream.reply = () => ({
+    status: 200,
+    body: structuredClone(RECORDING),
+    cacheControl: { noStore: true, private: false },
+  });
+  t.equal((await readThrough.serve(lookup())).outcome, 'miss');
+  t.equal(cached(), undefined, 'not in L1');
+  await readThrough.serve(lookup());
+  t.equal(upstream.sent.length, 2, 'the next request fetches again');
+});
+
+void t.test(
+  'honor: max-age caps the TTL, s-maxage takes its place; ignore reads neither',
+  async (t) => {
+    const cases = [
+      { mode: 'honor', cc: { maxAgeMs: 5000 }, fresh: 5000 },
+      { mode: 'honor', cc: { maxAgeMs: 5000, sMaxAgeMs: 2000 }, fresh: 2000 },
+      { mode: 'honor', cc: { maxAgeMs: 50_000 }, fresh: 10_000 },
+      { mode: 'ignore', cc: { maxAgeMs: 5000, noStore: true }, fresh: 10_000 },
+    ] as const;
+    for (const { mode, cc, fresh } of cases) {
+      const { clock, readThrough, upstream, lookup, cached } = flow({
+        upstream: { cacheControl: mode },
+        cache: { ttl: { recording: '10s' } },
+      });
+      upstream.reply = () => ({
+        status: 200,
+        body: structuredClone(RECORDING),
+        cacheControl: { noStore: false, private: true, ...cc },
+      });
+      await readThrough.serve(lookup());
+      t.equal(cached()?.freshUntil, clock.now() + fresh, `${mode} ${JSON.stringify(cc)}`);
+    }
+  },
+);
+
+void t.test(
+  'honor: a 304 with no-store serves the renewed copy and keeps the old one',
+  async (t) => {
+    const { clock, readThrough, upstream, lookup, cached } = flow({
+      upstream: { cacheControl: 'honor' },
+      cache: { ttl: { recording: '10s' }, staleWhileRevalidate: '0s', refreshAhead: false },
+    });
+    await readThrough.serve(lookup());
+    const first = cached()!;
+    clock.advance(11_000);
+    upstream.reply = () => notModified({ cacheControl: { noStore: true, private: false } });
+    const served = await readThrough.serve(lookup());
+    t.equal(served.entry.storedAt, clock.now(), 'the answer is the renewed copy');
+    t.equal(cached(), first, 'not stored');
+  },
+);
+
+void t.test('refresh-ahead: a read near expiry refreshes the fresh entry, once', async (t) => {
+  const { clock, readThrough, upstream, lookup, cached, random } = flow({
+    cache: { ttl: { recording: '10s' }, refreshAhead: { enabled: true, beta: 1 } },
+  });
+  await readThrough.serve(lookup());
+  const first = cached()!;
+  upstream.reply = () => notModified();
+  // U = 1 - 0.5: δ·β·ln 2 ≈ 104 ms ahead at most.
+  random.draw = () => 0.5;
+  clock.advance(10_000 - 200);
+  const early = lookup();
+  t.ok(readThrough.hit(early, clock.now()), 'a hit');
+  t.equal(early.status.refresh, 'none', '200 ms before expiry: not due with this draw');
+  clock.advance(150);
+  const due = lookup();
+  t.ok(readThrough.hit(due, clock.now()), 'still a hit: the fresh entry is served as it is');
+  t.equal(due.status.refresh, 'ahead', '50 ms before expiry: due');
+  const again = lookup();
+  readThrough.hit(again, clock.now());
+  t.equal(again.status.refresh, 'none', 'one refresh per entry at a time');
+  await settle();
+  t.same(upstream.sent, [undefined, { etag: TAG }], 'one conditional request');
+  t.ok(cached()!.freshUntil > first.freshUntil, 'renewed before it expired');
+});
+
+void t.test(
+  'refresh-ahead: draws close to 0 never refresh; disabled never refreshes',
+  async (t) => {
+    for (const config of [
+      { ttl: { recording: '10s' } },
+      { ttl: { recording: '10s' }, refreshAhead: false },
+    ]) {
+      const { clock, readThrough, upstream, lookup, random } = flow({ cache: config });
+      await readThrough.serve(lookup());
+      random.draw = () => (config.refreshAhead === false ? 0.999999 : 0);
+      for (let i = 0; i < 99; i++) {
+        clock.advance(100);
+        readThrough.hit(lookup(), clock.now());
+      }
+      await settle();
+      t.equal(upstream.sent.length, 1, `no refresh (${JSON.stringify(config)})`);
+    }
+  },
+);
+
+void t.test('a failed refresh-ahead leaves the entry as it was', async (t) => {
+  const { clock, readThrough, upstream, lookup, cached, random } = flow({
+    cache: { ttl: { recording: '10s' } },
+  });
+  await readThrough.serve(lookup());
+  const first = cached()!;
+  upstream.reply = () => {
+    throw new UpstreamError('UPSTREAM_UNREACHABLE');
+  };
+  random.draw = () => 0.999;
+  clock.advance(9_900);
+  const due = lookup();
+  t.ok(readThrough.hit(due, clock.now()));
+  t.equal(due.status.refresh, 'ahead');
+  await settle();
+  t.equal(cached(), first, 'unchanged');
+});
+
+void t.test('refresh-ahead also runs on a fresh hit found by the full flow', async (t) => {
+  const { clock, readThrough, upstream, lookup, random } = flow({
+    cache: { ttl: { recording: '10s' } },
+  });
+  await readThrough.serve(lookup());
+  upstream.reply = () => notModified();
+  random.draw = () => 0.999;
+  clock.advance(9_900);
+  const read = lookup();
+  t.equal((await readThrough.serve(read)).outcome, 'hit');
+  t.equal(read.status.refresh, 'ahead');
+  await settle();
+  t.equal(upstream.sent.length, 2);
+});
