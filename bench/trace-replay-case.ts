@@ -24,18 +24,18 @@ import { markdown, type CaseResult } from './report.js';
 const RECORDINGS = 20_000;
 const REQUESTS = 40_000;
 /** Share of requests made by public link code rather than UUID. */
-const BY_LINK = 0.1;
+export const BY_LINK = 0.1;
 /**
  * Budget per recording: what plain LRU spent per cached recording before the policy work
  * (entry, alias, keys and overhead), so budgets stay the byte figures operators were quoted.
  */
-const BUDGET_PER_RECORDING = 2454;
+export const BUDGET_PER_RECORDING = 2454;
 const FRACTIONS = [0.005, 0.01, 0.05, 0.1];
 /** Recordings of the quiet workspace in the two-tenant trace. */
 const QUIET = 1000;
 
 /** mulberry32: small, fast, seeded. */
-function seeded(seed: number): () => number {
+export function seeded(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -52,16 +52,17 @@ function traceOf(
   seed: number,
   drawer: (random: () => number) => (i: number) => number,
   tenantOf = (_id: number): number => 0,
+  requests = REQUESTS,
 ) {
   const draw = drawer(seeded(seed));
-  return { name, ids: Int32Array.from({ length: REQUESTS }, (_, i) => draw(i)), tenantOf };
+  return { name, ids: Int32Array.from({ length: requests }, (_, i) => draw(i)), tenantOf };
 }
 
 /** Zipf over the recordings, its ranks shuffled onto ids so popularity does not follow creation order. */
-function shuffledZipf(s: number, random: () => number): () => number {
-  const zipf = new Zipf(RECORDINGS, s, random);
-  const perm = Int32Array.from({ length: RECORDINGS }, (_, i) => i);
-  for (let i = RECORDINGS - 1; i > 0; i--) {
+function shuffledZipf(s: number, random: () => number, n = RECORDINGS): () => number {
+  const zipf = new Zipf(n, s, random);
+  const perm = Int32Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [perm[i], perm[j]] = [perm[j]!, perm[i]!];
   }
@@ -70,15 +71,26 @@ function shuffledZipf(s: number, random: () => number): () => number {
 
 type Trace = ReturnType<typeof traceOf>;
 
-const TRACES = (): Trace[] => [
-  traceOf('Zipf 1.0', 1, (random) => shuffledZipf(1, random)),
-  traceOf('Zipf 0.8', 2, (random) => shuffledZipf(0.8, random)),
+/** The single-workspace traces the external run used, at any scale (ids past n are cold). */
+export const gatewayTraces = (n = RECORDINGS, requests = REQUESTS): Trace[] => [
+  traceOf('Zipf 1.0', 1, (random) => shuffledZipf(1, random, n), undefined, requests),
+  traceOf('Zipf 0.8', 2, (random) => shuffledZipf(0.8, random, n), undefined, requests),
   // A fifth of the requests in sweeps of 200 recordings never asked for before.
-  traceOf('Zipf 1.0 + cold sweeps', 3, (random) => {
-    const hot = shuffledZipf(1, random);
-    let cold = RECORDINGS;
-    return (i) => (i % 1000 >= 800 ? cold++ : hot());
-  }),
+  traceOf(
+    'Zipf 1.0 + cold sweeps',
+    3,
+    (random) => {
+      const hot = shuffledZipf(1, random, n);
+      let cold = n;
+      return (i) => (i % 1000 >= 800 ? cold++ : hot());
+    },
+    undefined,
+    requests,
+  ),
+];
+
+const TRACES = (): Trace[] => [
+  ...gatewayTraces(),
   // A loop over 3% of the recordings (larger than most budgets) in two thirds of the requests.
   traceOf('loop (3%) + Zipf', 4, (random) => {
     const hot = shuffledZipf(1, random);
