@@ -76,7 +76,7 @@ export async function memoryCase(b: Bench): Promise<CaseResult> {
         { label: 'gateway ÷ baseline', figures: `${(gwRss / baseRss).toFixed(3)}× RSS` },
       ],
       notes: [
-        `The gateway filled with ${COUNT.toLocaleString('en')} distinct recording requests over 32 connections (the fill took ${fillSeconds} s), URLs unsigned; the baseline given the same recordings' JSON on its stdin (its 64 MiB count body and path bytes only, where the gateway's count its per-entry overhead and compressed copies too, so it holds more recordings); RSS read from /proc ${SETTLE_MS / 1000} s after a full collection (gc-on-signal.ts); the gateway runs with the image's malloc setting.`,
+        `The gateway filled with ${COUNT.toLocaleString('en')} distinct recording requests over 32 connections (the fill took ${fillSeconds} s), URLs unsigned; the baseline given the same recordings' JSON on its stdin (its 64 MiB count body and path bytes only, where the gateway's count its per-entry overhead and compressed copies too, so it holds more recordings); RSS read from /proc ${SETTLE_MS / 1000} s after a full collection (SIGUSR2); the gateway runs with the image's malloc setting.`,
       ],
     };
   } finally {

@@ -89,12 +89,12 @@ export interface GatewayOptions {
   readonly workers?: number;
   /** The entry point (default the one built with the bench, dist-bench/src/main.js). */
   readonly main?: string;
-  /** With `gcOnSignal`, SIGUSR2 makes the process collect its garbage (gc-on-signal.ts). */
+  /** With `gcOnSignal`, SIGUSR2 makes the process collect its garbage (GC_ON_SIGNAL). */
   readonly gcOnSignal?: boolean;
 }
 
-/** Node flags preloading gc-on-signal.ts. */
-const GC_ON_SIGNAL = ['--expose-gc', '--import', new URL('gc-on-signal.js', import.meta.url).href];
+/** Node flags for a full collection on SIGUSR2, so RSS is read with the fill's garbage gone. */
+const GC_ON_SIGNAL = ['--expose-gc', '--import', 'data:text/javascript,process.on("SIGUSR2",gc)'];
 
 const scratch = mkdtempSync(join(tmpdir(), 'recgw-bench-'));
 let configs = 0;
