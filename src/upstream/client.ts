@@ -18,6 +18,7 @@ import { backoffDelay } from './retry.js';
 import { TenantBreakers, type Admission, type Fault } from './tenant-breakers.js';
 import { conditionalHeaders } from './cache-control.js';
 import type {
+  PageRequest,
   RevalidatedAnswer,
   Resource,
   Upstream,
@@ -230,53 +231,49 @@ export function createUpstream(config: Config['upstream'], deps: UpstreamDeps): 
     throw final.error;
   }
 
+  // A list page or a recording, conditional when validators are given.
+  const list = (
+    workspace: WorkspaceId,
+    page: PageRequest,
+    apiKey: string,
+    trace?: UpstreamTrace,
+    validators?: Validators,
+  ) =>
+    fetchJson(
+      'list',
+      workspace,
+      listTarget(template, workspace, page),
+      apiKey,
+      parseListPage,
+      trace,
+      validators,
+    );
+  const recording = (
+    workspace: WorkspaceId,
+    id: string,
+    apiKey: string,
+    trace?: UpstreamTrace,
+    validators?: Validators,
+  ) =>
+    fetchJson(
+      'recording',
+      workspace,
+      recordingTarget(template, workspace, id),
+      apiKey,
+      parseRecording,
+      trace,
+      validators,
+    );
+
   return {
-    fetchList(workspace, page, apiKey, trace) {
-      return unconditional(
-        fetchJson(
-          'list',
-          workspace,
-          listTarget(template, workspace, page),
-          apiKey,
-          parseListPage,
-          trace,
-        ),
-      );
-    },
-    fetchRecording(workspace, id, apiKey, trace) {
-      return unconditional(
-        fetchJson(
-          'recording',
-          workspace,
-          recordingTarget(template, workspace, id),
-          apiKey,
-          parseRecording,
-          trace,
-        ),
-      );
-    },
-    revalidateList(workspace, page, apiKey, validators, trace) {
-      return fetchJson(
-        'list',
-        workspace,
-        listTarget(template, workspace, page),
-        apiKey,
-        parseListPage,
-        trace,
-        validators,
-      );
-    },
-    revalidateRecording(workspace, id, apiKey, validators, trace) {
-      return fetchJson(
-        'recording',
-        workspace,
-        recordingTarget(template, workspace, id),
-        apiKey,
-        parseRecording,
-        trace,
-        validators,
-      );
-    },
+    fetchList: (workspace, page, apiKey, trace) =>
+      unconditional(list(workspace, page, apiKey, trace)),
+    fetchRecording: (workspace, id, apiKey, trace) =>
+      unconditional(recording(workspace, id, apiKey, trace)),
+    revalidateList: (workspace, page, apiKey, validators, trace) =>
+      list(workspace, page, apiKey, trace, validators),
+    revalidateRecording: (workspace, id, apiKey, validators, trace) =>
+      recording(workspace, id, apiKey, trace, validators),
     close() {
       if (shutdown.signal.aborted) return;
       shutdown.abort();
