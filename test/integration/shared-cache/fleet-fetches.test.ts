@@ -1,7 +1,8 @@
 // Issue 29's fleet: three gateways on one real Redis, a hot recording read about 20 times a second
 // on each, cache.ttl.recording 2 s, an upstream answering in 150 ms, for 12 s. Misses and
-// stale-while-revalidate refreshes take the key's fetch lock, and waiters on the other instances
-// are woken by its release: the fleet asks the upstream about once per expiry.
+// refreshes (ahead of expiry, or stale-while-revalidate) take the key's fetch lock, and waiters
+// on the other instances are woken by its release (lock-wakes.test.ts): the fleet asks the
+// upstream about once per expiry, and readers do not see the expiry.
 import t from 'tap';
 import { getRedis } from '../../helpers/redis.js';
 import { metric, startSharedGateways, upstreamPath } from '../../helpers/shared-gateways.js';
@@ -36,7 +37,7 @@ async function readHot(
 }
 
 void t.test(
-  'three gateways, one hot key, TTL 2 s, upstream 150 ms, 12 s: at most 8 upstream fetches, no waiter timed out',
+  'three gateways, one hot key, TTL 2 s, upstream 150 ms, 12 s: at most 8 upstream fetches, at most 0.5% stale, no waiter timed out',
   async (t) => {
     const redis = await getRedis(t);
     const { sim, gateways } = await startSharedGateways(t, redis, {
@@ -73,15 +74,18 @@ void t.test(
       `${answers.length} answers, ${fetches} upstream fetches, ${stale} stale (${((100 * stale) / answers.length).toFixed(1)}%), ${waited.length} waited on a fetch`,
     );
     t.ok(fetches >= 1 && fetches <= MAX_FETCHES, `${fetches} upstream fetches ≤ ${MAX_FETCHES}`);
-    // Only the cold start may wait on the upstream: every later expiry is served stale while one
-    // instance refreshes, and the others take its value when its lock's release wakes them.
-    const firstStale = Math.min(
-      ...answers.filter(({ reply }) => kindOf(reply) === 'stale').map(({ at }) => at),
+    // Refresh-ahead (on by default) renews the entry before it expires: at most 0.5% stale.
+    t.ok(stale <= answers.length * 0.005, `${stale} stale of ${answers.length}, at most 0.5%`);
+    // Only the cold start may wait on the upstream: once one answer came from the cache, every
+    // later one does too (refreshed ahead, or served stale while one instance refreshes, the
+    // others taking its value when its lock's release wakes them).
+    const firstServed = Math.min(
+      ...answers.filter(({ reply }) => kindOf(reply) !== 'waited').map(({ at }) => at),
     );
     t.same(
-      waited.filter(({ at }) => at > firstStale),
+      waited.filter(({ at }) => at > firstServed),
       [],
-      'no answer after the first expiry waited on the upstream',
+      'no answer after the first cached one waited on the upstream',
     );
     let timedOut = 0;
     let woken = 0;
@@ -90,6 +94,6 @@ void t.test(
       woken += await metric(gw, 'recgw_cache_lock_waits_total', { result: 'woken' });
     }
     t.equal(timedOut, 0, 'no lock waiter waited out cache.distributedLock.wait');
-    t.ok(woken >= 1, `${woken} lock waits ended by the holder's release`);
+    t.comment(`${woken} lock waits ended by the holder's release`);
   },
 );
