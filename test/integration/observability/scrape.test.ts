@@ -115,11 +115,14 @@ void t.test(
       'recgw_cache_lock_waits_total',
       // DESIGN A9 (purge forms).
       'recgw_purges_total',
+      // Refreshes ahead of expiry and after it (docs/metrics.md), and the L1's hit-ratio curve.
+      'recgw_cache_refreshes_total',
+      'recgw_cache_l1_estimated_hit_ratio',
     ];
     t.same(
       gateway.sort(),
       [...Object.keys(A7), ...extra].sort(),
-      'no gateway metric beyond A7 (and the ten named)',
+      'no gateway metric beyond A7 (and the ones named)',
     );
     // Bounded labels: no key, id or workspace ever becomes a label value.
     for (const secretish of [
