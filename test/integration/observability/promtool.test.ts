@@ -118,6 +118,9 @@ function touchedMetrics(options: { defaultMetrics: boolean }): GatewayMetrics {
   metrics.configReloads.inc({ result: 'ok' });
   metrics.keyFileReloads.inc({ result: 'error' });
   metrics.quotaDecisions.inc({ result: 'allowed', source: 'redis' });
+  metrics.cacheLockWaits.inc({ resource: 'recording', result: 'woken' });
+  metrics.purges.inc({ scope: 'recording', mode: 'soft' });
+  metrics.cacheL1EstimatedHitRatio.set({ size: '2x' }, 0.61);
   return metrics;
 }
 
