@@ -21,7 +21,13 @@ async function fleet(t: Test, redis: SharedRedis, upstream: HeldUpstream, wait =
         retries: 0,
         timeouts: { headers: '30s', body: '30s', deadline: '30s' },
       },
-      cache: { ttl: { recording: ttl }, distributedLock: { enabled: true, ttl: '30s', wait } },
+      cache: {
+        ttl: { recording: ttl },
+        distributedLock: { enabled: true, ttl: '30s', wait },
+        // The refreshes here are the stale-while-revalidate ones, started when the test reads an
+        // expired entry; refresh-ahead would start others at random just before expiry.
+        refreshAhead: false,
+      },
     },
   });
   const [a, b] = gateways;
