@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const fixture = fileURLToPath(new URL('./fixtures/fill-l1.ts', import.meta.url));
 const MAX_BYTES = 8 * 1024 * 1024;
-/** About three times what 8 MiB holds at roughly 1.6 KB a recording. */
+/** Three times and more what 8 MiB holds at roughly 1.3 to 2.4 KB a recording. */
 const RECORDINGS = 15_000;
 
 interface Filled {
@@ -51,5 +51,5 @@ for (const [policy, links] of [
     const what = `${items} items, counted ${counted}, curve ${curve}, real ${real}`;
     t.ok(counted <= MAX_BYTES, `counted within the bound (${what})`);
     t.ok(real <= counted + curve, `real growth within the count and the curve (${what})`);
-    t.ok(items > 4000, `and the bound was filled (${what})`);
+    t.ok(items > 3000, `and the bound was filled (${what})`);
   });
