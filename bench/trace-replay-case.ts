@@ -8,6 +8,7 @@
  *
  * Run alone: `npx tsc -p bench/tsconfig.json && node dist-bench/bench/trace-replay-case.js`.
  */
+import { Prng } from '../src/sim/prng.js';
 import { fileURLToPath } from 'node:url';
 import { Zipf } from './zipf.js';
 import { L1Cache, type L1Policy } from '../src/cache/l1/l1.js';
@@ -34,16 +35,10 @@ const FRACTIONS = [0.005, 0.01, 0.05, 0.1];
 /** Recordings of the quiet workspace in the two-tenant trace. */
 const QUIET = 1000;
 
-/** mulberry32: small, fast, seeded. */
+/** A seeded draw in [0, 1): the simulator's PRNG (mulberry32). */
 export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const prng = new Prng(seed);
+  return () => prng.next();
 }
 
 /** A seeded trace: the recording asked for by each request, and the workspace of each recording. */

@@ -13,30 +13,15 @@ import { asWorkspaceId } from '../../../src/brands.js';
 import { listKey, uuidKey, type ResourceKey } from '../../../src/cache/entry/keys.js';
 import type { CacheEntry } from '../../../src/cache/entry/entry.js';
 import { recordingFixture } from '../../helpers/recording-fixture.js';
+import { makeEntry } from '../../helpers/redis-tier.js';
 
 const page1 = listKey(1, 5);
 const page2 = listKey(2, 5);
 const u1 = uuidKey('00000000-0000-4000-8000-000000000001');
 
 function entry(body: unknown, status: 200 | 404 = 200): CacheEntry {
-  return {
-    kind: 'entry',
-    status,
-    body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
-    gzip: null,
-    br: null,
-    etag: '"x"',
-    storedAt: 0,
-    freshUntil: 1,
-    staleUntil: 2,
-    urlDeadline: Infinity,
-    urlExpiry: Infinity,
-    resignAt: Infinity,
-    recordingId: null,
-    linkId: null,
-    validators: null,
-    fetchMs: 0,
-  };
+  const bytes = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  return makeEntry({ status, body: bytes, etag: '"x"', recordingId: null, linkId: null }, 0);
 }
 
 void t.test('surrogates: a recording, a page, and entries with none', (t) => {

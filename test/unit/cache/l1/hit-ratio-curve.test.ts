@@ -5,18 +5,7 @@ import { CURVE_SIZES, HitRatioCurve } from '../../../../src/cache/l1/hit-ratio-c
 import { L1Cache } from '../../../../src/cache/l1/l1.js';
 import { GatewayMetrics } from '../../../../src/observability/metrics.js';
 import { makeEntry, metricValue } from '../../../helpers/redis-tier.js';
-
-/** mulberry32, seeded. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../../../../bench/trace-replay-case.js';
 
 /** Key ids drawn by Zipf(s) over n keys (inverse CDF by binary search). */
 function zipfTrace(n: number, s: number, length: number, seed: number): number[] {
