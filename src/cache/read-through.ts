@@ -97,14 +97,27 @@ export class ReadThrough {
    * entry refreshes it when `now - δ·β·ln(U) ≥ end`, δ the entry's last fetch time, U uniform in
    * (0, 1], `end` when it stops being fresh (TTL or URL deadline, as freshSeconds). The chance
    * rises steeply as `end` nears and with δ, so a hot entry is refreshed about once per TTL, in
-   * time, with no coordination, and an entry nobody reads is never refreshed. One draw and some
-   * arithmetic: it runs on every fresh hit.
+   * time, with no coordination, and an entry nobody reads is never refreshed. It runs on every
+   * fresh hit: some arithmetic, and one draw once the window is open.
+   *
+   * Two bounds around the draws:
+   * - They only start in the last `window` of the entry's fresh life. Each reader draws, so the
+   *   median lead grows with the read rate r across the fleet, to about δ·ln(r·δ / ln 2): for
+   *   three instances at 20 reads/s each and δ = 250 ms, 0.77 s ahead of a 2 s TTL, room for
+   *   nine fetches in 12 s where the budget is one per 80% of the TTL. The window keeps that
+   *   budget whatever the fleet's size or the host's load.
+   * - A read within two fetch times of the end refreshes whatever its draw. The draws leave a
+   *   tail: at 60 reads/s and δ = 150 ms, about one window in fifteen would start its refresh
+   *   later than δ before the end (odds of the rule), and the answers in between go stale.
    */
   private dueAhead(entry: CacheEntry, now: number, settings: Settings): boolean {
     const ahead = settings.config.cache.refreshAhead;
     if (!ahead.enabled) return false;
     const end = entry.freshUntil < entry.urlDeadline ? entry.freshUntil : entry.urlDeadline;
-    return now - entry.fetchMs * ahead.beta * Math.log(1 - this.random()) >= end;
+    const left = end - now;
+    if (left > ahead.window * (end - entry.storedAt)) return false;
+    const delta = entry.fetchMs;
+    return left <= 2 * delta || -delta * ahead.beta * Math.log(1 - this.random()) >= left;
   }
 
   /**
@@ -274,9 +287,6 @@ export class ReadThrough {
     const { l2, settings } = this.deps;
     const lock = settings().config.cache.distributedLock;
     if (l2 === null || !lock.enabled) return {};
-    const first = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
-    if (first.state === 'acquired') return { release: () => first.release() };
-    if (first.state === 'unavailable') return {};
     const stored = async (): Promise<CacheEntry | undefined> => {
       const shared = await this.readL2(lookup.workspace, generation, lookup.key);
       if (shared === undefined || shared.storedAt <= newerThan) return undefined;
@@ -285,6 +295,18 @@ export class ReadThrough {
       this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
       return shared;
     };
+    const first = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
+    if (first.state === 'unavailable') return {};
+    if (first.state === 'acquired') {
+      if (newerThan === -Infinity) return { release: () => first.release() };
+      // A refresh read L2 before it asked for the lock; another instance may have stored its
+      // refresh and let go in between. Reading again under the lock sees that value, since a
+      // holder's write goes out before its release: without it, both would fetch.
+      const meanwhile = await stored();
+      if (meanwhile === undefined) return { release: () => first.release() };
+      void first.release();
+      return { entry: meanwhile };
+    }
     const ended = <T>(result: LockWaitResult, value: T): T => {
       this.deps.lockWaited?.(lookup.resource, result);
       return value;

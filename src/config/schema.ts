@@ -178,8 +178,12 @@ export const configSchema = z
       distributedLock: z.strictObject({ enabled: z.boolean(), ttl: duration, wait: duration }),
       // `refreshAhead: false` is short for `{ enabled: false }` (DESIGN A9's spelling).
       refreshAhead: z.preprocess(
-        (value) => (value === false ? { enabled: false, beta: 1 } : value),
-        z.strictObject({ enabled: z.boolean(), beta: z.number().positive().max(1e12) }),
+        (value) => (value === false ? { enabled: false, beta: 1, window: 0.2 } : value),
+        z.strictObject({
+          enabled: z.boolean(),
+          beta: z.number().positive().max(1e12),
+          window: z.number().gt(0).max(1),
+        }),
       ),
       purge: z.strictObject({
         maxLag: duration.refine((ms) => ms >= 100, 'at least 100ms'),

@@ -446,8 +446,9 @@ void t.test(
       cache: {
         purge: { pollInterval: '50ms', maxLag: '5s' },
         redis: { commandTimeout: '200ms' },
-        // With this β any fetch time makes a draw of 0.5 due; a draw of 0 never is (ln 1 = 0).
-        refreshAhead: { enabled: true, beta: 1e9 },
+        // With this β and the whole fresh life as the window, any fetch time makes a draw of
+        // 0.5 due at any age; a draw of 0 never is (ln 1 = 0).
+        refreshAhead: { enabled: true, beta: 1e9, window: 1 },
       },
     };
     const steer: [boolean, boolean] = [false, false];

@@ -1,4 +1,5 @@
-// The read-through flow on its own: what it counts for a stale-if-error serve, and how long a distributed-lock waiter waits.
+// The read-through flow on its own: what it counts for a stale-if-error serve, how long a
+// distributed-lock waiter waits, and what a refresh does when another instance refreshed first.
 import t from 'tap';
 import { pino } from 'pino';
 import type { WorkspaceId } from '../../../src/brands.js';
@@ -15,6 +16,7 @@ import { Tiers } from '../../../src/cache/tiers.js';
 import { makeSettings } from '../../../src/cache/settings.js';
 import type { GenerationSource } from '../../../src/cache/generation-source.js';
 import type { L2Store } from '../../../src/cache/l2/store.js';
+import type { CacheEntry, StoredValue } from '../../../src/cache/entry/entry.js';
 import { configWith } from '../../../src/config/load.js';
 import { UpstreamError } from '../../../src/errors.js';
 import { GatewayMetrics } from '../../../src/observability/metrics.js';
@@ -228,5 +230,60 @@ void t.test(
       }),
       1,
     );
+  },
+);
+
+void t.test(
+  'a refresh that takes the lock just after another instance stored and let go takes that value, not a second fetch',
+  async (t) => {
+    // An L2 held in a map, as Redis would; `otherInstance` stores its refresh between this
+    // instance's L2 read and its lock, then lets go: the lock is free when asked.
+    const values = new Map<string, StoredValue>();
+    let otherInstance: (() => void) | undefined;
+    const tier: L2Store = {
+      get: (_ws, _gen, key) => Promise.resolve(values.get(key)),
+      set: (_ws, _gen, stored) => {
+        for (const [key, value] of stored) values.set(key, value);
+        return Promise.resolve();
+      },
+      tryLock: () => {
+        otherInstance?.();
+        otherInstance = undefined;
+        return Promise.resolve({ state: 'acquired', release: () => Promise.resolve() });
+      },
+    };
+    const { clock, readThrough } = flow(
+      {
+        ttl: { recording: '10s' },
+        staleWhileRevalidate: '1m',
+        distributedLock: { enabled: true, ttl: '5s', wait: '1s' },
+      },
+      tier,
+    );
+    let fetches = 0;
+    const counted = (): Promise<UpstreamAnswer<Recording>> => {
+      fetches++;
+      return fromUpstream();
+    };
+    await readThrough.serve(lookup(counted));
+    const key = recordingKey(RECORDING.id);
+    const first = values.get(key) as CacheEntry;
+    t.equal(fetches, 1, 'the first miss fetched');
+    clock.advance(11_000);
+    otherInstance = () => {
+      const now = clock.now();
+      values.set(key, {
+        ...first,
+        storedAt: now,
+        freshUntil: now + 10_000,
+        staleUntil: now + 70_000,
+      });
+    };
+    const stale = lookup(counted);
+    t.equal((await readThrough.serve(stale)).outcome, 'stale', 'served stale, refreshing behind');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    t.equal(fetches, 1, "the refresh took the other instance's value: no second fetch");
+    const fresh = lookup(counted);
+    t.equal(readThrough.hit(fresh, clock.now())?.storedAt, clock.now(), 'L1 holds that value');
   },
 );

@@ -259,16 +259,16 @@ void t.test('refresh-ahead: a read near expiry refreshes the fresh entry, once',
   await readThrough.serve(lookup());
   const first = cached()!;
   upstream.reply = () => notModified();
-  // U = 1 - 0.5: δ·β·ln 2 ≈ 104 ms ahead at most.
+  // U = 1 - 0.5: δ·β·ln 2 ≈ 104 ms ahead at most; 2δ = 300 ms refreshes whatever the draw.
   random.draw = () => 0.5;
-  clock.advance(10_000 - 200);
+  clock.advance(10_000 - 350);
   const early = lookup();
   t.ok(readThrough.hit(early, clock.now()), 'a hit');
-  t.equal(early.status.refresh, 'none', '200 ms before expiry: not due with this draw');
-  clock.advance(150);
+  t.equal(early.status.refresh, 'none', '350 ms before expiry: not due with this draw');
+  clock.advance(250);
   const due = lookup();
   t.ok(readThrough.hit(due, clock.now()), 'still a hit: the fresh entry is served as it is');
-  t.equal(due.status.refresh, 'ahead', '50 ms before expiry: due');
+  t.equal(due.status.refresh, 'ahead', '100 ms before expiry: due by the draw');
   const again = lookup();
   readThrough.hit(again, clock.now());
   t.equal(again.status.refresh, 'none', 'one refresh per entry at a time');
@@ -278,7 +278,7 @@ void t.test('refresh-ahead: a read near expiry refreshes the fresh entry, once',
 });
 
 void t.test(
-  'refresh-ahead: draws close to 0 never refresh; disabled never refreshes',
+  'refresh-ahead: draws close to 0 refresh only within two fetch times of the end; disabled never refreshes',
   async (t) => {
     for (const config of [
       { ttl: { recording: '10s' } },
@@ -287,12 +287,50 @@ void t.test(
       const { clock, readThrough, upstream, lookup, random } = flow({ cache: config });
       await readThrough.serve(lookup());
       random.draw = () => (config.refreshAhead === false ? 0.999999 : 0);
-      for (let i = 0; i < 99; i++) {
+      // Up to 400 ms before the end: inside the window, outside 2δ = 300 ms.
+      for (let i = 0; i < 96; i++) {
         clock.advance(100);
         readThrough.hit(lookup(), clock.now());
       }
       await settle();
       t.equal(upstream.sent.length, 1, `no refresh (${JSON.stringify(config)})`);
+      clock.advance(100);
+      const late = lookup();
+      readThrough.hit(late, clock.now());
+      await settle();
+      const enabled = config.refreshAhead === undefined;
+      t.equal(
+        late.status.refresh,
+        enabled ? 'ahead' : 'none',
+        enabled ? '300 ms before the end: refreshed whatever the draw' : 'disabled: still none',
+      );
+      t.equal(upstream.sent.length, enabled ? 2 : 1);
+    }
+  },
+);
+
+void t.test(
+  'refresh-ahead draws only in the last window of the fresh life, whatever the draw',
+  async (t) => {
+    for (const window of [0.2, 0.5]) {
+      const { clock, readThrough, upstream, lookup, random, cached } = flow({
+        cache: { ttl: { recording: '10s' }, refreshAhead: { enabled: true, beta: 1e9, window } },
+      });
+      await readThrough.serve(lookup());
+      const first = cached()!;
+      // With this β every draw but 0 is due: only the window holds the refresh back.
+      random.draw = () => 0.5;
+      const opens = first.freshUntil - window * (first.freshUntil - first.storedAt);
+      clock.advance(opens - clock.now() - 1);
+      const early = lookup();
+      t.ok(readThrough.hit(early, clock.now()), 'a hit');
+      t.equal(early.status.refresh, 'none', `window ${window}: 1 ms before it opens, not due`);
+      clock.advance(1);
+      const due = lookup();
+      readThrough.hit(due, clock.now());
+      t.equal(due.status.refresh, 'ahead', `window ${window}: due once it opens`);
+      await settle();
+      t.equal(upstream.sent.length, 2, 'one refresh');
     }
   },
 );
