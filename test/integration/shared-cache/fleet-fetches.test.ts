@@ -76,17 +76,22 @@ void t.test(
     t.ok(fetches >= 1 && fetches <= MAX_FETCHES, `${fetches} upstream fetches ≤ ${MAX_FETCHES}`);
     // Refresh-ahead (on by default) renews the entry before it expires: at most 0.5% stale.
     t.ok(stale <= answers.length * 0.005, `${stale} stale of ${answers.length}, at most 0.5%`);
-    // Only the cold start may wait on the upstream: once one answer came from the cache, every
-    // later one does too (refreshed ahead, or served stale while one instance refreshes, the
-    // others taking its value when its lock's release wakes them).
-    const firstServed = Math.min(
-      ...answers.filter(({ reply }) => kindOf(reply) !== 'waited').map(({ at }) => at),
-    );
-    t.same(
-      waited.filter(({ at }) => at > firstServed),
-      [],
-      'no answer after the first cached one waited on the upstream',
-    );
+    // Only the cold start may wait on the upstream: once an instance answered from its cache,
+    // every later answer of that instance does too (refreshed ahead, or served stale while one
+    // instance refreshes, the others taking its value when its lock's release wakes them). Per
+    // instance: on a loaded host one instance's cold wait may outlast another's first hit.
+    const lateWaits = runs.flatMap((run, i) => {
+      const firstServed = Math.min(
+        ...run.filter(({ reply }) => kindOf(reply) !== 'waited').map(({ at }) => at),
+      );
+      return run
+        .filter(({ at, reply }) => at > firstServed && kindOf(reply) === 'waited')
+        .map(
+          ({ at, reply }) =>
+            `gateway ${i} at ${at.toFixed(0)} ms: ${String(reply.headers['cache-status'])}`,
+        );
+    });
+    t.same(lateWaits, [], "no answer after its instance's first cached one waited on the upstream");
     let timedOut = 0;
     let woken = 0;
     for (const gw of gateways) {
