@@ -39,8 +39,10 @@ const LOWERING = 0.875;
  * traffic of the last few million lookups, not of the whole process life.
  */
 const HALF_LIFE_LOOKUPS = 4_000_000;
-/** A sampled key's map slot and record (five fields), rounded up. */
+/** A sampled key's map slot and record (six fields), rounded up. */
 const BYTES_PER_SAMPLED = 128;
+/** A sampled entry's link-code name: a map slot (a small-integer hash to the record). */
+const BYTES_PER_LINK = 48;
 /** Hashes are 30 bits: small integers to V8, so the map of sampled keys hashes them cheaply. */
 const HASH_SPACE = 2 ** 30;
 
@@ -79,6 +81,8 @@ interface Sampled {
   /** Bit i set: the last lookup missed at CURVE_SIZES[i] (or there was none). */
   missed: number;
   silent: boolean;
+  /** The hash of the entry's link-code name (`linked`), -1: none. */
+  link: number;
 }
 
 const SIZES = CURVE_SIZES.length;
@@ -89,6 +93,13 @@ export class HitRatioCurve {
   /** Keys whose hash is below this are sampled; rate = threshold / HASH_SPACE. */
   #threshold: number;
   readonly #sampled = new Map<number, Sampled>();
+  /**
+   * Sampled entries by the hash of their link-code name. L1 finds an entry by link code only
+   * while it holds the entry; a lookup by link code after it left is still a use of the entry,
+   * a hit at the sizes that would hold it (without this, 2x and 4x read 7 points low on the
+   * bench's loop trace).
+   */
+  readonly #links = new Map<number, Sampled>();
   /**
    * Fenwick trees over slots, one per size, interleaved (node n of size i at n * SIZES + i, so
    * one walk serves all four): bytes of the sampled key whose last use is that slot.
@@ -131,13 +142,45 @@ export class HitRatioCurve {
   lookup(name: string, counted = true): void {
     if (counted && ++this.#lookups >= this.#halfLife) this.#halve();
     const hash = hashOf(name);
-    if (hash >= this.#threshold) return;
+    if (hash < this.#threshold) this.#use(hash, counted);
+  }
+
+  /**
+   * A lookup of a name L1 does not hold: by the link code of a sampled entry (`linked`), a use
+   * of that entry; otherwise as `lookup`. Only misses pay for the extra map read.
+   */
+  lookupMissed(name: string): void {
+    if (++this.#lookups >= this.#halfLife) this.#halve();
+    const hash = hashOf(name);
+    const entry = this.#links.size === 0 ? undefined : this.#links.get(hash);
+    if (entry !== undefined) this.#use(this.#slotKey[entry.slot]!, true);
+    else if (hash < this.#threshold) this.#use(hash, true);
+  }
+
+  /** An entry held under `ownName` that a lookup by `linkName` also finds. */
+  linked(linkName: string, ownName: string): void {
+    const known = this.#sampled.get(hashOf(ownName));
+    if (known === undefined) return;
+    this.#unlink(known);
+    known.link = hashOf(linkName);
+    this.#links.set(known.link, known);
+  }
+
+  /** A sampled key's use: its reuse distance decides the sizes it hits at. */
+  #use(hash: number, counted: boolean): void {
     const scale = HASH_SPACE / this.#threshold;
     const weight = counted ? scale : 0;
     this.#sampledLookups += weight;
     const known = this.#sampled.get(hash);
     if (known === undefined) {
-      this.#place(hash, { slot: -1, bytes: 0, rides: 0, missed: ALL_MISSED, silent: false });
+      this.#place(hash, {
+        slot: -1,
+        bytes: 0,
+        rides: 0,
+        missed: ALL_MISSED,
+        silent: false,
+        link: -1,
+      });
       return;
     }
     // Bytes of the distinct keys used since this one, scaled up to all keys, plus its own.
@@ -164,7 +207,14 @@ export class HitRatioCurve {
     if (!alias) {
       // A use of the key at its new size; a new key was missed at every size.
       if (known !== undefined) this.#unplace(known);
-      const entry = known ?? { slot: -1, bytes, rides: 0, missed: ALL_MISSED, silent: false };
+      const entry = known ?? {
+        slot: -1,
+        bytes,
+        rides: 0,
+        missed: ALL_MISSED,
+        silent: false,
+        link: -1,
+      };
       entry.bytes = bytes;
       entry.silent = false;
       this.#lastEntry = sampled ? this.#place(hash, entry) : null;
@@ -180,7 +230,7 @@ export class HitRatioCurve {
         known.silent = true;
       });
     else if (sampled)
-      this.#place(hash, { slot: -1, bytes, rides: 0, missed: ALL_MISSED, silent: true });
+      this.#place(hash, { slot: -1, bytes, rides: 0, missed: ALL_MISSED, silent: true, link: -1 });
   }
 
   /** A key deleted (a purge): it no longer takes room, and its next lookup misses. */
@@ -189,8 +239,16 @@ export class HitRatioCurve {
     const known = this.#sampled.get(hash);
     if (known === undefined) return;
     this.#unplace(known);
+    this.#unlink(known);
     this.#sampled.delete(hash);
     if (this.#lastEntry === known) this.#lastEntry = null;
+  }
+
+  /** Forgets a sampled key's link-code name. */
+  #unlink(known: Sampled): void {
+    if (known.link === -1) return;
+    if (this.#links.get(known.link) === known) this.#links.delete(known.link);
+    known.link = -1;
   }
 
   /**
@@ -214,7 +272,10 @@ export class HitRatioCurve {
    */
   get bytes(): number {
     return (
-      this.#trees.byteLength + this.#slotKey.byteLength + this.#sampled.size * BYTES_PER_SAMPLED
+      this.#trees.byteLength +
+      this.#slotKey.byteLength +
+      this.#sampled.size * BYTES_PER_SAMPLED +
+      this.#links.size * BYTES_PER_LINK
     );
   }
 
@@ -261,6 +322,7 @@ export class HitRatioCurve {
       for (const [hash, known] of this.#sampled)
         if (hash >= this.#threshold) {
           this.#unplace(known);
+          this.#unlink(known);
           this.#sampled.delete(hash);
         }
     }

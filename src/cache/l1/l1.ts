@@ -147,8 +147,10 @@ export class L1Cache {
   get(key: string, hop = false): StoredValue | undefined {
     const value = this.store.get(key);
     const own = value === undefined ? this.linkNames.get(key) : undefined;
-    // By link code, a use of the entry that holds the name (the curve weighs it with its entry).
-    this.curve.lookup(own ?? key, !hop);
+    // By link code, a use of the entry that holds the name (the curve weighs it with its entry),
+    // also when this L1 no longer holds it but a larger one would.
+    if (value === undefined && own === undefined && !hop) this.curve.lookupMissed(key);
+    else this.curve.lookup(own ?? key, !hop);
     return own === undefined ? value : this.store.get(own);
   }
 
@@ -187,6 +189,7 @@ export class L1Cache {
       // One way to each name: an alias item stored under it earlier gives way.
       this.store.delete(link);
       this.linkNames.set(link, key);
+      this.curve.linked(link, key);
     }
   }
 

@@ -2,6 +2,8 @@
 // trace: counts only, no clock.
 import t from 'tap';
 import { CURVE_SIZES, HitRatioCurve } from '../../../../src/cache/l1/hit-ratio-curve.js';
+import type { WorkspaceId } from '../../../../src/brands.js';
+import { l1Key, linkKey, uuidKey } from '../../../../src/cache/entry/keys.js';
 import { L1Cache } from '../../../../src/cache/l1/l1.js';
 import { GatewayMetrics } from '../../../../src/observability/metrics.js';
 import { makeEntry, metricValue } from '../../../helpers/redis-tier.js';
@@ -119,6 +121,35 @@ void t.test("an alias's bytes ride with its entry only at sizes where the entry 
   t.same(curve.ratios?.length, CURVE_SIZES.length);
   t.end();
 });
+
+void t.test(
+  'a lookup by link code of an entry L1 no longer holds is a use of that entry: a hit where a larger L1 would still hold it',
+  (t) => {
+    const metrics = new GatewayMetrics({ defaultMetrics: false });
+    // Room for about five entries of 2,000 bytes: eight others push the first out of L1, but
+    // 2x (about ten) and 4x would still hold it.
+    const l1 = new L1Cache(11_000, metrics, 'lru');
+    const gen = { all: 1, list: 1 };
+    const ws = 'acme' as WorkspaceId;
+    const store = (i: number) => {
+      const uuid = `0b0f3f8e-6c1a-4a62-9a55-${i.toString(16).padStart(12, '0')}`;
+      const code = `code${i.toString().padStart(5, '0')}`;
+      const own = l1Key(ws, gen, uuidKey(uuid));
+      l1.get(own);
+      l1.set(own, makeEntry({ body: Buffer.alloc(1000, 'x'), recordingId: uuid, linkId: code }));
+      return { own, link: l1Key(ws, gen, linkKey(code)) };
+    };
+    const first = store(0);
+    for (let i = 1; i <= 8; i++) store(i);
+    t.equal(l1.peek(first.own), undefined, 'the first entry left L1');
+    t.equal(l1.get(first.link), undefined, 'so its link code misses');
+    const [half, one, two, four] = l1.curve.ratios!;
+    t.same([half, one], [0, 0], 'nothing hit at ½x and 1x');
+    t.equal(two, 1 / 10, 'at 2x the lookup by link code found the entry: 1 hit of 10 lookups');
+    t.equal(four, 1 / 10, 'and at 4x');
+    t.end();
+  },
+);
 
 void t.test('past counts weigh half after the half-life', (t) => {
   const curve = new HitRatioCurve(10_000, { halfLife: 4 });
