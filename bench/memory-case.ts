@@ -67,7 +67,7 @@ export async function memoryCase(b: Bench): Promise<CaseResult> {
       rows: [
         {
           label: 'gateway, cache.l1.maxBytes 64 MiB',
-          figures: `RSS ${mib(gwRss)} (idle ${mib(idle)}); L1 holds ${metricSum(text, 'recgw_cache_entries')} entries, ${mib(metricSum(text, 'recgw_cache_bytes'))} counted`,
+          figures: `RSS ${mib(gwRss)} (idle ${mib(idle)}; heap ${mib(metricSum(text, 'nodejs_heap_size_used_bytes'))} used of ${mib(metricSum(text, 'nodejs_heap_size_total_bytes'))}, ${mib(metricSum(text, 'nodejs_external_memory_bytes'))} external); L1 holds ${metricSum(text, 'recgw_cache_entries')} entries, ${mib(metricSum(text, 'recgw_cache_bytes'))} counted`,
         },
         {
           label: 'baseline: the same bodies in an lru-cache of 64 MiB',

@@ -93,8 +93,12 @@ export interface GatewayOptions {
   readonly gcOnSignal?: boolean;
 }
 
-/** Node flags for a full collection on SIGUSR2, so RSS is read with the fill's garbage gone. */
-const GC_ON_SIGNAL = ['--expose-gc', '--import', 'data:text/javascript,process.on("SIGUSR2",gc)'];
+/** A full collection on SIGUSR2; last-resort also gives back the grown heap on Node 24, not 20. */
+const GC_ON_SIGNAL = [
+  '--expose-gc',
+  '--import',
+  'data:text/javascript,process.on("SIGUSR2",()=>gc({type:"major",execution:"sync",flavor:"last-resort"}))',
+];
 
 const scratch = mkdtempSync(join(tmpdir(), 'recgw-bench-'));
 let configs = 0;
