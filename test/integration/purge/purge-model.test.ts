@@ -142,6 +142,22 @@ async function caughtUp(real: Real, model: Model, since: number): Promise<void> 
   );
 }
 
+/** Sends a read of `target` through `app` and hands it to the model, to be judged once it settles. */
+function startRead(model: Model, real: Real, app: number, target: number): InFlight {
+  const path = pathOf(real, target);
+  const read: InFlight = {
+    app,
+    path,
+    required: model.cut[app] ? -1 : requiredFor(model.required, target),
+    requiredFresh: model.cut[app] ? -1 : requiredFor(model.requiredFresh, target),
+    promise: get(real, app, path),
+    settled: undefined,
+  };
+  void read.promise.then((answer) => (read.settled = answer));
+  model.inflight.push(read);
+  return read;
+}
+
 class Read implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly app: number,
@@ -152,18 +168,8 @@ class Read implements fc.AsyncCommand<Model, Real> {
     return true;
   }
   async run(model: Model, real: Real): Promise<void> {
-    const path = pathOf(real, this.target);
     real.upstream.hold = this.hold;
-    const read: InFlight = {
-      app: this.app,
-      path,
-      required: model.cut[this.app] ? -1 : requiredFor(model.required, this.target),
-      requiredFresh: model.cut[this.app] ? -1 : requiredFor(model.requiredFresh, this.target),
-      promise: get(real, this.app, path),
-      settled: undefined,
-    };
-    void read.promise.then((answer) => (read.settled = answer));
-    model.inflight.push(read);
+    const read = startRead(model, real, this.app, this.target);
     await Promise.race([read.promise, sleep(SETTLE_MS)]);
     real.upstream.hold = false;
     judgeSettled(model);
@@ -186,20 +192,10 @@ class ReadAhead implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real): Promise<void> {
     // A hot key: read once first (judged like any read), so the steered read below is usually a hit.
     await new Read(this.app, this.target, false).run(model, real);
-    const path = pathOf(real, this.target);
     const heldBefore = real.upstream.held.length;
     real.ahead[this.app] = true;
     real.upstream.hold = this.hold;
-    const read: InFlight = {
-      app: this.app,
-      path,
-      required: model.cut[this.app] ? -1 : requiredFor(model.required, this.target),
-      requiredFresh: model.cut[this.app] ? -1 : requiredFor(model.requiredFresh, this.target),
-      promise: get(real, this.app, path),
-      settled: undefined,
-    };
-    void read.promise.then((answer) => (read.settled = answer));
-    model.inflight.push(read);
+    const read = startRead(model, real, this.app, this.target);
     await Promise.race([read.promise, sleep(SETTLE_MS)]);
     // The refresh leaves after the hit is answered: give a held one time to arrive and be held.
     if (this.hold)

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { lockChannel } from '../../../src/redis/key-layout.js';
 import { fetchOf, startHeldUpstream, type HeldUpstream } from '../../helpers/held-upstream.js';
-import type { TestGateway } from '../../helpers/gateway.js';
+import type { Reply, TestGateway } from '../../helpers/gateway.js';
 import { getRedis, waitFor } from '../../helpers/redis.js';
 import { startRedisCluster } from '../../helpers/redis-cluster.js';
 import { metric, startSharedGateways, type SharedRedis } from '../../helpers/shared-gateways.js';
@@ -52,6 +52,21 @@ async function waitBehindHeldFetch(
   return { first, second };
 }
 
+/** Lets A's held fetch go: B must answer with A's value, one upstream fetch for both. */
+async function servedFromOneFetch(
+  t: Test,
+  upstream: HeldUpstream,
+  answers: { first: Promise<Reply>; second: Promise<Reply> },
+  fetchesBefore: number,
+): Promise<Reply> {
+  upstream.releaseAll();
+  const [fromA, fromB] = await Promise.all([answers.first, answers.second]);
+  t.equal(fromB.status, 200);
+  t.equal(fetchOf(fromB.json().title), fetchOf(fromA.json().title), "B served A's fetch");
+  t.equal(upstream.nextFetch - fetchesBefore, 1, 'one upstream fetch for both instances');
+  return fromB;
+}
+
 async function waits(gw: TestGateway, result: string): Promise<number> {
   return metric(gw, 'recgw_cache_lock_waits_total', { result });
 }
@@ -73,12 +88,8 @@ for (const [topology, connect] of topologies)
     const { a, b } = await fleet(t, await connect(t), upstream);
     const id = upstream.recordings[0]!.id;
     const fetchesBefore = upstream.nextFetch;
-    const { first, second } = await waitBehindHeldFetch(upstream, a, b, id);
-    upstream.releaseAll();
-    const [fromA, fromB] = await Promise.all([first, second]);
-    t.equal(fromB.status, 200);
-    t.equal(fetchOf(fromB.json().title), fetchOf(fromA.json().title), "B served A's fetch");
-    t.equal(upstream.nextFetch - fetchesBefore, 1, 'one upstream fetch for both instances');
+    const answers = await waitBehindHeldFetch(upstream, a, b, id);
+    const fromB = await servedFromOneFetch(t, upstream, answers, fetchesBefore);
     t.match(fromB.headers['cache-status'], /collapsed/, 'B says it waited on a fetch');
     t.equal(await waits(b, 'woken'), 1, 'the wait ended by the release message');
   });
@@ -93,12 +104,12 @@ void t.test(
     await b.app.redis!.subscriber.unsubscribe(lockChannel(redis.keyPrefix));
     const id = upstream.recordings[1]!.id;
     const fetchesBefore = upstream.nextFetch;
-    const { first, second } = await waitBehindHeldFetch(upstream, a, b, id);
-    upstream.releaseAll();
-    const [fromA, fromB] = await Promise.all([first, second]);
-    t.equal(fromB.status, 200);
-    t.equal(fetchOf(fromB.json().title), fetchOf(fromA.json().title), "B served A's fetch");
-    t.equal(upstream.nextFetch - fetchesBefore, 1, 'still one upstream fetch');
+    await servedFromOneFetch(
+      t,
+      upstream,
+      await waitBehindHeldFetch(upstream, a, b, id),
+      fetchesBefore,
+    );
     t.equal(await waits(b, 'rechecked'), 1, "the wait ended by B's own re-check");
     t.equal(await waits(b, 'woken'), 0, 'no wake-up was heard');
   },
