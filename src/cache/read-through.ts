@@ -361,6 +361,11 @@ export class ReadThrough {
     let answer;
     try {
       answer = await lookup.fetch(lookup.apiKey, validators);
+      // A 304 keeps the stored URLs. When they ran short while it was in flight and nothing can
+      // re-sign them (validatorsFor says so), it renews nothing: only the whole answer has URLs
+      // that may be served, so fetch that instead of storing nulled URLs as fresh.
+      if (answer.status === 304 && factory.validatorsFor(base, clock.now()) === undefined)
+        answer = await lookup.fetch(lookup.apiKey, undefined);
     } catch (error) {
       return this.staleOnError(lookup, generation, fallback, error);
     }

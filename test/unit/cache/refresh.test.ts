@@ -194,6 +194,42 @@ void t.test('a 304 to a refresh begun before a purge renews nothing', async (t) 
   t.equal(cached(), first, 'and its 304 stored nothing: the entry is as it was');
 });
 
+void t.test(
+  'a 304 that arrives after the URLs ran short renews nothing: the refresh fetches the whole answer',
+  async (t) => {
+    const { clock, readThrough, upstream, lookup, cached } = flow({
+      cache: { ttl: { recording: '10s' }, staleWhileRevalidate: '1m', refreshAhead: false },
+      signing: { minRemaining: '10s' },
+    });
+    // A URL the upstream signs for 60 s from each fetch; no signer here can renew it.
+    const signed = (): Recording => ({
+      ...structuredClone(RECORDING),
+      transcoded_url: `https://cdn.example.com/v.mp4?Expires=${Math.floor(clock.now() / 1000) + 60}&Signature=s&Key-Pair-Id=K`,
+    });
+    upstream.reply = () => ({ status: 200, body: signed(), validators: { etag: TAG } });
+    await readThrough.serve(lookup());
+    clock.advance(11_000);
+    // The refresh goes out conditional (its URLs have 49 s left), and its 304 comes back 5 min
+    // later: the stored URLs are long expired, and a 304 keeps them.
+    upstream.reply = (validators) => {
+      if (validators === undefined)
+        return { status: 200, body: signed(), validators: { etag: TAG } };
+      clock.advance(300_000);
+      return notModified();
+    };
+    t.equal((await readThrough.serve(lookup())).outcome, 'stale');
+    await settle();
+    t.same(
+      upstream.sent,
+      [undefined, { etag: TAG }, undefined],
+      'the 304 was followed by a whole fetch',
+    );
+    const stored = JSON.parse(cached()!.body.toString()) as Recording;
+    t.match(stored.transcoded_url, /^https:/, 'the entry stored has a URL, not null');
+    t.ok(readThrough.hit(lookup(), clock.now()), 'and is a fresh hit');
+  },
+);
+
 void t.test('honor: no-store is answered but stored nowhere', async (t) => {
   const { readThrough, upstream, lookup, cached } = flow({
     upstream: { cacheControl: 'honor' },
