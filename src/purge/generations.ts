@@ -220,15 +220,26 @@ export class Generations implements GenerationSource {
    * made here: the workspace keeps its numbers, so L1 entries the purge does not reach stay
    * reachable, but gets a new generation object (with Redis's new `rev`), so every store begun
    * before is refused, as a move would. Undefined when this instance cannot tell which L1 entries
-   * the purge reaches (no known generation, or its index overflowed): then it forgets the
-   * workspace, which leaves all of them unreachable.
+   * the purge reaches (no known generation, or its index overflowed), or when it holds other
+   * tokens than those the purge was made under (`tokens`: Redis lost the hash and drew new ones
+   * after this instance loaded it, so Redis dropped nothing under the names this instance reads
+   * and writes): then it forgets the workspace, which leaves all of them unreachable.
    */
-  moveExact(workspace: WorkspaceId, rev?: number): ExactMove | undefined {
+  moveExact(
+    workspace: WorkspaceId,
+    rev?: number,
+    tokens?: Pick<Generation, 'all' | 'list'>,
+  ): ExactMove | undefined {
     // Entries stored under `unknown` are not indexed: a new window leaves them unreachable.
     this.#window = undefined;
     const slot = this.#table.peek(workspace);
     const holders = this.#holders.get(workspace);
-    if (slot === undefined || slot instanceof FailedLoad || holders?.overflowed === true) {
+    if (
+      slot === undefined ||
+      slot instanceof FailedLoad ||
+      holders?.overflowed === true ||
+      (tokens !== undefined && (slot.all !== tokens.all || slot.list !== tokens.list))
+    ) {
       this.forget(workspace);
       return undefined;
     }

@@ -23,6 +23,11 @@ function isResourceKey(text: string): text is ResourceKey {
   return /^(?:[uc]:[A-Za-z0-9_-]{1,64}|l:\d+:\d+)$/.test(text);
 }
 
+/** A token as Redis draws them (purge/scripts.ts): a positive safe integer. */
+function isToken(value: number | undefined): value is number {
+  return value !== undefined && Number.isSafeInteger(value) && value > 0;
+}
+
 /** Entries read per round trip while catching up. */
 const BATCH = 500;
 
@@ -154,15 +159,19 @@ export class PurgeLogReader {
     return entries.length > BATCH;
   }
 
-  /** An exact purge (it names a `rev`) is applied as such; any other entry forgets the workspace. */
+  /**
+   * An exact purge (it names a `rev` and the tokens it was made under) is applied as such; any
+   * other entry (a move, or an exact purge written without its tokens) forgets the workspace.
+   */
   #apply(listener: PurgeListener, workspace: WorkspaceId, fields: readonly string[]): void {
-    const rev = Number(field(fields, 'v'));
-    if (!Number.isSafeInteger(rev) || rev <= 0 || listener.exact === undefined) {
+    const [rev, all, list] = ['v', 'a', 'l'].map((name) => Number(field(fields, name)));
+    if (![rev, all, list].every(isToken) || listener.exact === undefined) {
       listener.forget(workspace);
       return;
     }
     listener.exact(workspace, {
-      rev,
+      rev: rev!,
+      tokens: { all: all!, list: list! },
       selectors: decodeSelectors(field(fields, 'x')),
       keys: (field(fields, 'k') ?? '').split(' ').filter(isResourceKey),
       soft: field(fields, 's') === '1',

@@ -109,7 +109,7 @@ export class Purger {
     // Apply here at once as well (the log entry is read back a moment later); a fallback moved
     // a token, and the workspace is forgotten.
     if (result.matched === null || rev === undefined) this.generations.forget(workspace);
-    else this.applyExact(workspace, { ...exact, soft, rev });
+    else this.applyExact(workspace, { ...exact, soft, rev, tokens: result.generation });
     return result;
   }
 
@@ -145,7 +145,11 @@ export class Purger {
     const current = this.generations.peek(workspace);
     if (purge.rev !== 0 && current?.rev === purge.rev)
       return { generation: current, matched: null };
-    const move = this.generations.moveExact(workspace, purge.rev === 0 ? undefined : purge.rev);
+    const move = this.generations.moveExact(
+      workspace,
+      purge.rev === 0 ? undefined : purge.rev,
+      purge.tokens,
+    );
     if (move === undefined)
       return {
         generation: this.generations.peek(workspace) ?? this.generations.unknown(),

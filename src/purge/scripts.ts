@@ -191,8 +191,12 @@ end
 redis.call('hset', KEYS[1], 'rev', ARGV[2])
 `;
 
-/** The fields an exact purge's log entry adds: its rev, selectors, named keys and mode. */
-const EXACT_LOG_FIELDS = ", 'v', ARGV[2], 'x', ARGV[11], 'k', ARGV[12], 's', ARGV[1]";
+/**
+ * The fields an exact purge's log entry adds: its rev, selectors, named keys and mode, and the
+ * `all` and `list` tokens its names were built from (an instance on other tokens forgets).
+ */
+const EXACT_LOG_FIELDS =
+  ", 'v', ARGV[2], 'x', ARGV[11], 'k', ARGV[12], 's', ARGV[1], 'a', ARGV[7], 'l', ARGV[8]";
 
 /**
  * Standalone and Sentinel: an exact purge and its log entry in one script (KEYS[1] hash, KEYS[2]

@@ -13,6 +13,12 @@ export interface ExactPurge {
   readonly keys: readonly ResourceKey[];
   readonly soft: boolean;
   readonly rev: number;
+  /**
+   * The workspace's `all` and `list` tokens in Redis when the purge ran (absent without Redis).
+   * Redis dropped names under these; an instance holding other tokens (Redis lost the hash and
+   * drew new ones after it loaded) has names the purge never touched, so it forgets instead.
+   */
+  readonly tokens?: Pick<Generation, 'all' | 'list'>;
 }
 
 /** What the purge log tells the local generation table (generations.ts). */
