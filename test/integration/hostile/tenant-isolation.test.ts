@@ -253,8 +253,8 @@ for (const variant of VARIANTS) {
         numRuns: RUNS,
         endOnFailure: true,
         // `npm test` tries the same sequences every time (a repeatable CI run); ISOLATION_SEED
-        // (with ISOLATION_PATH) replays a printed seed, ISOLATION_SEED=random draws new ones. One
-        // found that way is not fixed yet (docs/reliability.md, "Known defect").
+        // (with ISOLATION_PATH) replays a printed seed, ISOLATION_SEED=random (npm run explore)
+        // draws new ones (docs/reliability.md).
         ...(process.env['ISOLATION_SEED'] === 'random'
           ? {}
           : { seed: Number(process.env['ISOLATION_SEED'] ?? 20261127) }),

@@ -13,9 +13,7 @@
 // replay it; FC_RUNS sets the number of runs).
 //
 // `npm test` tries the same sequences every time (SUITE_SEED), so a CI run is repeatable;
-// FC_SEED=random draws new ones. One found this way and not yet fixed (docs/purge.md, "Known
-// defect"): FC_SEED=-1971916402 FC_PATH=58 fails about one run in two, an instance cut from
-// Redis during an exact purge of a recording by link code serving the old copy once restored.
+// FC_SEED=random (npm run explore) draws new ones (docs/reliability.md).
 import t from 'tap';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
