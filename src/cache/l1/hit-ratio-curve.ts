@@ -88,6 +88,11 @@ interface Sampled {
 const SIZES = CURVE_SIZES.length;
 const ALL_MISSED = (1 << SIZES) - 1;
 
+/** A key seen for the first time: missed at every size, placed by #place. */
+function newSampled(bytes: number, silent: boolean): Sampled {
+  return { slot: -1, bytes, rides: 0, missed: ALL_MISSED, silent, link: -1 };
+}
+
 /** The estimate for one L1. */
 export class HitRatioCurve {
   /** Keys whose hash is below this are sampled; rate = threshold / HASH_SPACE. */
@@ -173,14 +178,7 @@ export class HitRatioCurve {
     this.#sampledLookups += weight;
     const known = this.#sampled.get(hash);
     if (known === undefined) {
-      this.#place(hash, {
-        slot: -1,
-        bytes: 0,
-        rides: 0,
-        missed: ALL_MISSED,
-        silent: false,
-        link: -1,
-      });
+      this.#place(hash, newSampled(0, false));
       return;
     }
     // Bytes of the distinct keys used since this one, scaled up to all keys, plus its own.
@@ -207,14 +205,7 @@ export class HitRatioCurve {
     if (!alias) {
       // A use of the key at its new size; a new key was missed at every size.
       if (known !== undefined) this.#unplace(known);
-      const entry = known ?? {
-        slot: -1,
-        bytes,
-        rides: 0,
-        missed: ALL_MISSED,
-        silent: false,
-        link: -1,
-      };
+      const entry = known ?? newSampled(bytes, false);
       entry.bytes = bytes;
       entry.silent = false;
       this.#lastEntry = sampled ? this.#place(hash, entry) : null;
@@ -229,8 +220,7 @@ export class HitRatioCurve {
         known.bytes = bytes;
         known.silent = true;
       });
-    else if (sampled)
-      this.#place(hash, { slot: -1, bytes, rides: 0, missed: ALL_MISSED, silent: true, link: -1 });
+    else if (sampled) this.#place(hash, newSampled(bytes, true));
   }
 
   /** A key deleted (a purge): it no longer takes room, and its next lookup misses. */
