@@ -5,7 +5,7 @@
 import t from 'tap';
 import { Redis } from 'ioredis';
 import type { WorkspaceId } from '../../../src/brands.js';
-import { generationKey } from '../../../src/redis/key-layout.js';
+import { generationKey, purgeChannel, purgeLogKey } from '../../../src/redis/key-layout.js';
 import { startHeldUpstream } from '../../helpers/held-upstream.js';
 import { servedFetch, startPurgeFleet } from '../../helpers/purge-fleet.js';
 import { getRedis, waitFor } from '../../helpers/redis.js';
@@ -59,3 +59,41 @@ for (const by of ['id', 'link'] as const) {
     },
   );
 }
+
+void t.test(
+  'an exact purge entry without its tokens (an older release wrote it) forgets the workspace',
+  async (t) => {
+    const redis = await getRedis(t);
+    const upstream = await startHeldUpstream(t, 1);
+    const [a] = (await startPurgeFleet(t, redis, upstream, 1)) as [TestGateway];
+    const raw = new Redis(redis.url);
+    t.teardown(() => raw.quit());
+    const acme = 'acme' as WorkspaceId;
+    await servedFetch(a, `${R}/${upstream.recordings[0]!.id}`);
+    const held = a.app.generations.peek(acme);
+    t.ok(held, 'A holds the generation');
+    // The entry as the release before the tokens wrote it: rev, selectors, keys and mode only.
+    const log = purgeLogKey(redis.keyPrefix);
+    const tip = await raw.xrevrange(log, '+', '-', 'COUNT', 1);
+    const since = performance.now();
+    const id = await raw.xadd(
+      log,
+      '*',
+      'w',
+      'acme',
+      'p',
+      tip[0]?.[0] ?? '0-0',
+      'v',
+      '12345',
+      'x',
+      'r:x',
+      'k',
+      '',
+      's',
+      '0',
+    );
+    await raw.publish(purgeChannel(redis.keyPrefix), id!);
+    await waitFor(() => a.app.generations.syncedAt >= since, 5000, 'A read the log');
+    t.equal(a.app.generations.peek(acme), undefined, 'forgotten: the next request reloads');
+  },
+);
