@@ -165,13 +165,13 @@ export class PurgeLogReader {
    */
   #apply(listener: PurgeListener, workspace: WorkspaceId, fields: readonly string[]): void {
     const [rev, all, list] = ['v', 'a', 'l'].map((name) => Number(field(fields, name)));
-    if (![rev, all, list].every(isToken) || listener.exact === undefined) {
+    if (!isToken(rev) || !isToken(all) || !isToken(list) || listener.exact === undefined) {
       listener.forget(workspace);
       return;
     }
     listener.exact(workspace, {
-      rev: rev!,
-      tokens: { all: all!, list: list! },
+      rev,
+      tokens: { all, list },
       selectors: decodeSelectors(field(fields, 'x')),
       keys: (field(fields, 'k') ?? '').split(' ').filter(isResourceKey),
       soft: field(fields, 's') === '1',

@@ -10,6 +10,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { parseListPage, parseRecording } from '../../src/upstream/recording-shape.js';
+import { replayParams } from '../helpers/fc-replay.js';
 import { openApiContract } from '../helpers/openapi-contract.js';
 
 const RECORDING = '#/components/schemas/Recording';
@@ -84,8 +85,6 @@ function accepts(parse: (value: unknown) => unknown, value: unknown): boolean {
   }
 }
 
-const seed = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
-
 const FIELDS = Object.keys(fc.sample(recording, { numRuns: 1, seed: 1 })[0]!);
 const PAGINATION_FIELDS = ['total_records', 'total_pages', 'current_page_number', 'page_size'];
 const shown = (value: unknown): string => (value === ABSENT ? '(absent)' : JSON.stringify(value));
@@ -159,7 +158,7 @@ void t.test(
         const body = withField(valid, field, value);
         return accepts(parseRecording, body) === contract.accepts(RECORDING, body);
       }),
-      { numRuns: 1000, ...(seed === undefined ? {} : { seed }) },
+      { numRuns: 1000, ...replayParams('FC') },
     );
     t.end();
   },

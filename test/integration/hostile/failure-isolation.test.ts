@@ -7,6 +7,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import type { Recording } from '../../../src/recording.js';
 import { startSimulator } from '../../../src/sim/server.js';
+import { replayParams } from '../../helpers/fc-replay.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { startOrigin } from '../../helpers/origin-server.js';
 import { recordingFixture } from '../../helpers/recording-fixture.js';
@@ -310,9 +311,7 @@ for (const variant of VARIANTS)
           numRuns: RUNS,
           endOnFailure: true,
           // FAILURE_ISOLATION_SEED replays a reported run; the seed is printed with any failure.
-          ...(process.env['FAILURE_ISOLATION_SEED'] === undefined
-            ? {}
-            : { seed: Number(process.env['FAILURE_ISOLATION_SEED']) }),
+          ...replayParams('FAILURE_ISOLATION'),
           reporter: (details) => {
             if (details.failed)
               throw new Error(

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Pool } from 'undici';
 import type { Test } from 'tap';
+import { replayParams } from '../../helpers/fc-replay.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import {
   ACME,
@@ -174,11 +175,8 @@ async function fuzz(
         gw.sim.counters.total - before,
       );
     }),
-    // FUZZ_SEED replays a reported failure.
-    {
-      numRuns: RUNS,
-      ...(process.env['FUZZ_SEED'] === undefined ? {} : { seed: Number(process.env['FUZZ_SEED']) }),
-    },
+    // FUZZ_SEED (with FUZZ_PATH) replays a reported failure.
+    { numRuns: RUNS, ...replayParams('FUZZ') },
   );
   t.ok(
     [...seen.keys()].every((status) => status < 500),

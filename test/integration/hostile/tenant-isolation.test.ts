@@ -7,6 +7,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { startSimulator, type Simulator } from '../../../src/sim/server.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
+import { replayParams } from '../../helpers/fc-replay.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { getRedis, waitFor, type TestRedis } from '../../helpers/redis.js';
 import {
@@ -255,12 +256,7 @@ for (const variant of VARIANTS) {
         // `npm test` tries the same sequences every time (a repeatable CI run); ISOLATION_SEED
         // (with ISOLATION_PATH) replays a printed seed, ISOLATION_SEED=random (npm run explore)
         // draws new ones (docs/reliability.md).
-        ...(process.env['ISOLATION_SEED'] === 'random'
-          ? {}
-          : { seed: Number(process.env['ISOLATION_SEED'] ?? 20261127) }),
-        ...(process.env['ISOLATION_PATH'] === undefined
-          ? {}
-          : { path: process.env['ISOLATION_PATH'] }),
+        ...replayParams('ISOLATION', 20261127),
       },
     );
 

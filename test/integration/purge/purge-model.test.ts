@@ -21,6 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestGateway } from '../../helpers/gateway.js';
 import { fetchOf, startHeldUpstream, type HeldUpstream } from '../../helpers/held-upstream.js';
 import { startPurgeFleet } from '../../helpers/purge-fleet.js';
+import { replayParams } from '../../helpers/fc-replay.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import { startRedisProxy, type RedisProxy } from '../../helpers/redis-proxy.js';
 import { metricValue } from '../../helpers/redis-tier.js';
@@ -474,9 +475,6 @@ void t.test(
     t.teardown(() => raw.quit());
     let run = 0;
     const runs = Number(process.env['FC_RUNS'] ?? 60);
-    const asked = process.env['FC_SEED'] ?? String(SUITE_SEED);
-    const seed = asked === 'random' ? undefined : Number(asked);
-    const path = process.env['FC_PATH'];
     const started = performance.now();
 
     await fc.assert(
@@ -520,8 +518,7 @@ void t.test(
       }),
       {
         numRuns: runs,
-        ...(seed === undefined ? {} : { seed }),
-        ...(path === undefined ? {} : { path }),
+        ...replayParams('FC', SUITE_SEED),
         endOnFailure: true,
         includeErrorInReport: true,
       },
