@@ -20,7 +20,10 @@ export interface UrlFacts {
   urlDeadline: number;
   /** Earliest expiry (epoch ms) of a URL left; Infinity when none has a known expiry. */
   urlExpiry: number;
-  /** Earliest instant a signable URL should be re-signed; Infinity when nothing signable. */
+  /**
+   * Earliest instant a signable URL should be re-signed; Infinity when nothing is signable, or
+   * when some URL with a known expiry is not (mergeFacts): such a body is refreshed whole.
+   */
   resignAt: number;
   /** Some non-null URL has no readable expiry and cannot be re-signed. */
   hasUnknown: boolean;
@@ -96,17 +99,25 @@ export function applyUrlPolicy(
   return result;
 }
 
-/** The facts of a body holding several recordings: the earliest instants, and any unknown expiry. */
+/**
+ * The facts of a body holding several recordings: the earliest instants, and any unknown expiry.
+ * A body is re-signed only when every URL with a known expiry in it can be: one the gateway
+ * cannot sign must come anew from the upstream before its deadline, and that refresh renews the
+ * signable URLs too. Re-signing such a body instead would keep it fresh past that deadline, and
+ * serve the URL the upstream would have renewed as null.
+ */
 export function mergeFacts(facts: readonly UrlFacts[]): UrlFacts {
   let urlDeadline = Infinity;
   let urlExpiry = Infinity;
   let resignAt = Infinity;
   let hasUnknown = false;
+  let someUnsignable = false;
   for (const one of facts) {
     urlDeadline = Math.min(urlDeadline, one.urlDeadline);
     urlExpiry = Math.min(urlExpiry, one.urlExpiry);
     resignAt = Math.min(resignAt, one.resignAt);
     hasUnknown ||= one.hasUnknown;
+    someUnsignable ||= one.resignAt === Infinity && Number.isFinite(one.urlDeadline);
   }
-  return { urlDeadline, urlExpiry, resignAt, hasUnknown };
+  return { urlDeadline, urlExpiry, resignAt: someUnsignable ? Infinity : resignAt, hasUnknown };
 }

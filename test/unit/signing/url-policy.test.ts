@@ -214,21 +214,31 @@ void t.test(
 
 void t.test('mergeFacts: the earliest deadline and re-sign time win, any unknown counts', (t) => {
   const s = signer();
-  const facts = [onHost(NOW + 900_000), offHost(NOW + 200_000), onHost(NOW + 400_000), null].map(
+  const signable = [onHost(NOW + 900_000), onHost(NOW + 400_000), null].map(
     (url) => apply(url, { signer: s }).result,
   );
-  t.same(mergeFacts(facts), {
-    urlDeadline: NOW + 200_000 - MIN,
-    urlExpiry: NOW + 200_000,
+  t.same(mergeFacts(signable), {
+    urlDeadline: NOW + 400_000 - MIN,
+    urlExpiry: NOW + 400_000,
     resignAt: NOW + 400_000 - MIN - MARGIN,
     hasUnknown: false,
   });
-  t.same(mergeFacts([...facts, apply('https://x.example/unknown.mp4').result]), {
-    urlDeadline: NOW + 200_000 - MIN,
-    urlExpiry: NOW + 200_000,
+  t.same(mergeFacts([...signable, apply('https://x.example/unknown.mp4').result]), {
+    urlDeadline: NOW + 400_000 - MIN,
+    urlExpiry: NOW + 400_000,
     resignAt: NOW + 400_000 - MIN - MARGIN,
     hasUnknown: true,
   });
+  t.same(
+    mergeFacts([...signable, apply(offHost(NOW + 200_000), { signer: s }).result]),
+    {
+      urlDeadline: NOW + 200_000 - MIN,
+      urlExpiry: NOW + 200_000,
+      resignAt: Infinity,
+      hasUnknown: false,
+    },
+    'a URL off signing.hosts with a known expiry: the body is refreshed whole, never re-signed',
+  );
   t.same(
     mergeFacts([]),
     { urlDeadline: Infinity, urlExpiry: Infinity, resignAt: Infinity, hasUnknown: false },

@@ -3,12 +3,14 @@ import t from 'tap';
 import type { WorkspaceId } from '../../../../src/brands.js';
 import { EntryFactory } from '../../../../src/cache/entry/factory.js';
 import { fetchedFrom, NOT_FETCHED } from '../../../../src/cache/entry/fetched.js';
-import { freshSeconds } from '../../../../src/cache/entry/state.js';
+import { entryState, freshSeconds } from '../../../../src/cache/entry/state.js';
 import { makeSettings } from '../../../../src/cache/settings.js';
 import { configWith } from '../../../../src/config/load.js';
 import { GatewayMetrics } from '../../../../src/observability/metrics.js';
 import type { Recording } from '../../../../src/recording.js';
-import { recordingFixture } from '../../../helpers/recording-fixture.js';
+import { decodeCloudCdnKey, signCloudCdnUrl } from '../../../../src/signing/cloud-cdn.js';
+import type { UrlSigner } from '../../../../src/signing/types.js';
+import { listPageFixture, recordingFixture } from '../../../helpers/recording-fixture.js';
 
 const ACME = 'acme' as WorkspaceId;
 /** The fixture's CloudFront URL expires then. */
@@ -113,3 +115,51 @@ void t.test('fetchedFrom: what the answer headers allow under each mode', (t) =>
   t.same(fetchedFrom({}, 'honor', 0), NOT_FETCHED);
   t.end();
 });
+
+void t.test(
+  'a page mixing a URL the signer can re-sign with one it cannot is refreshed whole before the latter runs short',
+  (t) => {
+    const key = decodeCloudCdnKey('nZtRohdNF9m3cKM24IcK4w==');
+    const signable = 'media.signable.test';
+    const signer: UrlSigner = {
+      scheme: 'cloud-cdn',
+      canSign: (url) => new URL(url).hostname === signable,
+      sign: (url, expiresAt) => signCloudCdnUrl(url, 'k', key, Math.floor(expiresAt / 1000)),
+    };
+    const settings = makeSettings(
+      configWith({
+        cache: { ttl: { list: '5m' } },
+        signing: { minRemaining: '60s', hosts: [signable] },
+      }),
+      () => signer,
+    );
+    const f = new EntryFactory(() => settings, new GatewayMetrics({ defaultMetrics: false }));
+    const farExpiry = (URL_EXPIRY + 3_600_000) / 1000;
+    const page = listPageFixture(2);
+    // Recording 0 on the signer's host, far from expiry; recording 1 keeps the fixture's URL on
+    // cdn.example.com, off signing.hosts, with its deadline 140 s away (margin 30 s).
+    page.recordings[0]!.transcoded_url = signCloudCdnUrl(
+      `https://${signable}/v/a.mp4`,
+      'k',
+      key,
+      farExpiry,
+    );
+    const { list } = f.list(ACME, page, T0, fetched);
+    t.ok(
+      list.freshUntil <= T0 + 110_000,
+      `fresh until the unsignable URL's deadline - margin at most (fresh for ${(list.freshUntil - T0) / 1000} s)`,
+    );
+    t.equal(
+      f.validatorsFor(list, T0 + 115_000),
+      undefined,
+      'near that deadline a 304 would keep the short URL: the refresh fetches whole',
+    );
+    const rules = { timings: settings.timings, signer };
+    t.not(
+      entryState(list, T0 + 150_000, rules, ACME),
+      'resign-first',
+      'past it, no re-sign stands in for the refresh (it would null the URL the upstream renews)',
+    );
+    t.end();
+  },
+);
