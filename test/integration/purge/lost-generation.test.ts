@@ -37,6 +37,15 @@ for (const by of ['id', 'link'] as const) {
       // Redis loses the generation hash; A's next load draws new tokens. B still holds the old.
       await raw.del(generationKey(redis.keyPrefix, 'acme' as WorkspaceId));
       t.equal((await servedFetch(a, `${R}/${upstream.recordings[1]!.id}`)) >= 0, true, 'A reloads');
+      // The premise: the two apps now build names from different tokens.
+      const acme = 'acme' as WorkspaceId;
+      const [heldByA, heldByB] = [a.app.generations.peek(acme), b.app.generations.peek(acme)];
+      t.ok(heldByA !== undefined && heldByB !== undefined, 'both apps hold a generation');
+      t.not(
+        `${heldByA?.all}/${heldByA?.list}`,
+        `${heldByB?.all}/${heldByB?.list}`,
+        "A's new tokens differ from the ones B still holds",
+      );
 
       const required = upstream.nextFetch;
       const since = performance.now();
