@@ -160,14 +160,16 @@ export class S3FifoStore<V> implements BoundedStore<V> {
       return false;
     }
     if (node !== undefined) {
-      // Stored again (refreshed, or its encodings added): the same item, counted as a use.
+      // Stored again (its encodings added, refreshed, re-signed, or a list page refreshing it):
+      // the same item, and no use of it. The lookups that matter were counted by get; counting
+      // background stores too would promote one-time keys to the main queue, and a sweep of
+      // them would push out what is asked again and again (l1.test.ts has the sweep).
       const queue = node.main ? this.main : this.small;
       const old = node.value;
       queue.bytes += size - node.size;
       if (node.tenant !== null) node.tenant.bytes += size - node.size;
       node.size = size;
       node.value = value;
-      if (node.freq < MAX_FREQ) node.freq++;
       if (old !== value) this.options.dispose(old, key, 'set');
       this.makeRoom(0, node, node.tenant);
       return this.nodes.get(key) === node;

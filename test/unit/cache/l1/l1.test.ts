@@ -75,6 +75,27 @@ void t.test(
 );
 
 void t.test(
+  's3-fifo: storing a value again (encodings added, a list page refreshing it) is no use of it: a sweep of such keys leaves the repeated ones',
+  (t) => {
+    const l1 = new L1Cache(64 * 1024, new GatewayMetrics({ defaultMetrics: false }), 's3-fifo');
+    for (let round = 0; round < 3; round++)
+      for (let i = 0; i < 8; i++) {
+        if (l1.get(`hot${i}`) === undefined)
+          l1.set(`hot${i}`, makeEntry({ body: body(1024), gzip: null, br: null }));
+      }
+    for (let i = 0; i < 200; i++) {
+      // Asked once, then stored again with its encodings, as tiers.compressLater does.
+      if (l1.get(`cold${i}`) === undefined)
+        l1.set(`cold${i}`, makeEntry({ body: body(1024), gzip: null, br: null }));
+      l1.set(`cold${i}`, makeEntry({ body: body(1024), gzip: body(400), br: body(300) }));
+    }
+    const held = Array.from({ length: 8 }, (_, i) => l1.peek(`hot${i}`)).filter(Boolean).length;
+    t.equal(held, 8, `every repeated key held through the sweep (${held} of 8)`);
+    t.end();
+  },
+);
+
+void t.test(
   'tenant shares: a workspace past its share evicts its own entries, even ones asked twice',
   (t) => {
     const make = (tenantShare: number | null) =>
