@@ -7,14 +7,33 @@
  *
  * Distances are in bytes (the L1 is bounded in bytes, and an entry costs several times an
  * alias): the bytes of the distinct keys used since a key's last use. A byte-bounded LRU holds a
- * key exactly when that distance plus the key's own size fits the bound, so the curve is LRU's.
- * The L1's own policy (S3-FIFO) does at least as well as LRU on most traces; docs/metrics.md
- * says how to read the two together.
+ * key exactly when that distance plus the key's own size fits the bound, so the curve is LRU's:
+ * the curve of an L1 under `lru`. Under `s3-fifo`, miniature-curve.ts estimates it instead.
  *
  * Cost: an unsampled lookup hashes its key and adds one to a count. A sampled one (at most one
  * in ten, fewer once MAX_SAMPLED keys are held) updates a Fenwick tree of bytes by last use.
  * Memory: at most MAX_SAMPLED keys, about 0.5 MB at the default.
  */
+import type { StoredValue } from '../entry/entry.js';
+
+/**
+ * What L1 tells its curve (this file's for LRU, miniature-curve.ts's for S3-FIFO), and what the
+ * curve answers: the estimated hit ratio at each of CURVE_SIZES, and the memory it holds.
+ */
+export interface CurveEstimate {
+  /** A lookup the L1 answered from `name`; `held`: what it found there. */
+  lookup(name: string, counted?: boolean, held?: StoredValue): void;
+  /** A lookup of a name the L1 does not hold. */
+  lookupMissed(name: string): void;
+  /** An entry held under `ownName` that a lookup by `linkName` also finds. */
+  linked(linkName: string, ownName: string): void;
+  /** A value stored under a name, costing `bytes` of the bound. */
+  stored(name: string, bytes: number, alias: boolean): void;
+  /** A name deleted (a purge). */
+  deleted(name: string): void;
+  readonly ratios: number[] | null;
+  readonly bytes: number;
+}
 
 /** The sizes estimated, as multiples of the bound, and their metric labels. */
 export const CURVE_SIZES = [
@@ -44,7 +63,7 @@ const BYTES_PER_SAMPLED = 128;
 /** A sampled entry's link-code name: a map slot (a small-integer hash to the record). */
 const BYTES_PER_LINK = 48;
 /** Hashes are 30 bits: small integers to V8, so the map of sampled keys hashes them cheaply. */
-const HASH_SPACE = 2 ** 30;
+export const HASH_SPACE = 2 ** 30;
 
 /** Characters hashed from each end of a name: its workspace at the start, its id at the end. */
 const HASHED_ENDS = 16;
@@ -56,7 +75,7 @@ const HASHED_ENDS = 16;
  * UUID, a link code, a page) ends it. Two names alike in all three only merge two keys of
  * the sample.
  */
-function hashOf(name: string): number {
+export function hashOf(name: string): number {
   let h = 0x811c9dc5 ^ name.length;
   const head = Math.min(HASHED_ENDS, name.length);
   for (let i = 0; i < head; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
@@ -94,7 +113,7 @@ function newSampled(bytes: number, silent: boolean): Sampled {
 }
 
 /** The estimate for one L1. */
-export class HitRatioCurve {
+export class HitRatioCurve implements CurveEstimate {
   /** Keys whose hash is below this are sampled; rate = threshold / HASH_SPACE. */
   #threshold: number;
   readonly #sampled = new Map<number, Sampled>();

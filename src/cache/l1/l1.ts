@@ -5,7 +5,8 @@
  */
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { ByteArena, SEGMENT_BYTES } from './byte-arena.js';
-import { CURVE_SIZES, HitRatioCurve } from './hit-ratio-curve.js';
+import { CURVE_SIZES, HitRatioCurve, type CurveEstimate } from './hit-ratio-curve.js';
+import { MiniatureCurve } from './miniature-curve.js';
 import { LruStore } from './lru-store.js';
 import { S3FifoStore } from './s3-fifo-store.js';
 import type { BoundedStore, StoreOptions } from './store.js';
@@ -92,8 +93,8 @@ export class L1Cache {
    * a map slot and a short name instead of an item of its own, and a hit by UUID keeps it too.
    */
   private readonly linkNames = new Map<string, string>();
-  /** Would a smaller or larger L1 hit more? (LRU's estimate, from sampled keys.) */
-  readonly curve: HitRatioCurve;
+  /** Would a smaller or larger L1 hit more? (Estimated under this L1's policy, from sampled keys.) */
+  readonly curve: CurveEstimate;
 
   /**
    * `tenantShare` (cache.l1.tenantShare, S3-FIFO only): the fraction of the bound one workspace
@@ -118,18 +119,17 @@ export class L1Cache {
         if (reason === 'evict') evictions.inc();
       },
     };
-    this.store =
-      policy === 's3-fifo'
-        ? new S3FifoStore(
-            options,
-            tenantShare === null ? null : { tenantOf: workspaceOf, share: tenantShare },
-          )
-        : new LruStore(options);
+    const shares = tenantShare === null ? null : { tenantOf: workspaceOf, share: tenantShare };
+    this.store = policy === 's3-fifo' ? new S3FifoStore(options, shares) : new LruStore(options);
     this.arena = new ByteArena((key) => {
       const value = this.store.peek(key);
       return value?.kind === 'entry' ? value : undefined;
     }, segmentBytesFor(maxBytes));
-    this.curve = new HitRatioCurve(maxBytes);
+    // LRU's curve is exact from reuse distances; S3-FIFO's is simulated in miniature.
+    this.curve =
+      policy === 's3-fifo'
+        ? new MiniatureCurve(maxBytes, shares, sizeOf)
+        : new HitRatioCurve(maxBytes);
     metrics.onScrape(() => {
       metrics.cacheEntries.set({ tier: 'l1' }, this.size);
       metrics.cacheBytes.set({ tier: 'l1' }, this.store.bytes);
@@ -146,12 +146,21 @@ export class L1Cache {
    */
   get(key: string, hop = false): StoredValue | undefined {
     const value = this.store.get(key);
-    const own = value === undefined ? this.linkNames.get(key) : undefined;
+    if (value !== undefined) {
+      this.curve.lookup(key, !hop, value);
+      return value;
+    }
+    const own = this.linkNames.get(key);
     // By link code, a use of the entry that holds the name (the curve weighs it with its entry),
     // also when this L1 no longer holds it but a larger one would.
-    if (value === undefined && own === undefined && !hop) this.curve.lookupMissed(key);
-    else this.curve.lookup(own ?? key, !hop);
-    return own === undefined ? value : this.store.get(own);
+    if (own === undefined) {
+      if (hop) this.curve.lookup(key, false);
+      else this.curve.lookupMissed(key);
+      return undefined;
+    }
+    const entry = this.store.get(own);
+    this.curve.lookup(own, !hop, entry);
+    return entry;
   }
 
   /** The stored value without marking it used (background work must not keep entries alive). */

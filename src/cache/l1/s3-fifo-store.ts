@@ -207,7 +207,12 @@ export class S3FifoStore<V> implements BoundedStore<V> {
   }
 
   get bytes(): number {
-    return this.small.bytes + this.main.bytes + this.ghost.capacity * GHOST_ENTRY_BYTES;
+    return this.small.bytes + this.main.bytes + this.ghostBytes;
+  }
+
+  /** What the ghost's slots are counted at (part of bytes). */
+  get ghostBytes(): number {
+    return this.ghost.capacity * GHOST_ENTRY_BYTES;
   }
 
   /** The tenant record for a key about to be stored (a new one enters the map with its first item). */

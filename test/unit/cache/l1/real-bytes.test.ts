@@ -14,7 +14,7 @@ const RECORDINGS = 15_000;
 interface Filled {
   items: number;
   counted: number;
-  /** The hit-ratio curve's memory: a fixed cost beside the bound (hit-ratio-curve.ts). */
+  /** The hit-ratio curve's memory, beside the bound (hit-ratio-curve.ts, miniature-curve.ts). */
   curve: number;
   real: number;
 }
