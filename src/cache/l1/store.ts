@@ -22,7 +22,11 @@ export interface BoundedStore<V> {
   get(key: string): V | undefined;
   /** The value, not counted as a use. */
   peek(key: string): V | undefined;
-  /** Stores a value; false when it was refused (larger than the bound). */
+  /**
+   * Stores a value; false when it was refused (larger than the bound). Storing a key again is no
+   * use of it under S3-FIFO (background stores must not keep a key alive); lru-cache, the plain
+   * baseline, moves it to the front as every LRU does.
+   */
   set(key: string, value: V): boolean;
   delete(key: string): void;
   /** Items held. */
