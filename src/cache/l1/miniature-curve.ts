@@ -15,7 +15,8 @@
  * The rate: every key while the bound is at most SIMULATED_BYTES, so a small L1 is simulated
  * whole; past it, SIMULATED_BYTES / bound, so the 1x miniature always spans SIMULATED_BYTES.
  * Cost: an unsampled lookup hashes its key; a sampled one is a map read at each size. Memory:
- * the miniatures' items, about 3,700 at 2 KiB each across the four sizes (bytes says it).
+ * the miniatures' items, about 1,900 of 2 KiB across the four sizes (7.5 × SIMULATED_BYTES),
+ * and the link-code names of the entries they hold (`bytes` counts both).
  */
 import { CURVE_SIZES, hashOf, HASH_SPACE, type CurveEstimate } from './hit-ratio-curve.js';
 import { S3FifoStore, type TenantShares } from './s3-fifo-store.js';
