@@ -83,10 +83,10 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** The L1 hit ratio estimated at ½, 1, 2 and 4 times its bound (l1/hit-ratio-curve.ts; LRU's curve). */
+  /** The L1 hit ratio estimated at ½, 1, 2 and 4 times its bound, under its policy (l1/miniature-curve.ts, l1/hit-ratio-curve.ts). */
   readonly cacheL1EstimatedHitRatio = new Gauge({
     name: `${PREFIX}cache_l1_estimated_hit_ratio`,
-    help: 'Share of L1 lookups an LRU L1 of this size (a multiple of cache.l1.maxBytes) would find, estimated online by sampling keys (SHARDS).',
+    help: 'Share of L1 lookups an L1 of this size (a multiple of cache.l1.maxBytes), under the same cache.l1.policy, would find, estimated online by sampling keys.',
     labelNames: ['size'] as const,
     registers: [this.registry],
     // Over several workers, each with its own L1 of the configured size: their mean.
