@@ -112,6 +112,52 @@ function newSampled(bytes: number, silent: boolean): Sampled {
   return { slot: -1, bytes, rides: 0, missed: ALL_MISSED, silent, link: -1 };
 }
 
+/**
+ * The counts behind either curve: lookups of every key, and the sampled ones and their hits at
+ * each size, each weighed by 1 / the rate when it came. Past counts halve every `halfLife`
+ * lookups, so the curve follows the traffic of the last few million lookups.
+ */
+export class CurveCounts {
+  #lookups = 0;
+  #sampledLookups = 0;
+  readonly #sampledHits = new Float64Array(SIZES);
+
+  constructor(private readonly halfLife = HALF_LIFE_LOOKUPS) {}
+
+  /** A lookup of any key, sampled or not. */
+  lookedUp(): void {
+    if (++this.#lookups >= this.halfLife) {
+      this.#lookups /= 2;
+      this.#sampledLookups /= 2;
+      this.#sampledHits.forEach((hits, i) => (this.#sampledHits[i] = hits / 2));
+    }
+  }
+
+  /** A sampled key's lookup, of this weight (0: a use that is no lookup of its own). */
+  sampled(weight: number): void {
+    this.#sampledLookups += weight;
+  }
+
+  /** That lookup hit at size i. */
+  hit(i: number, weight: number): void {
+    this.#sampledHits[i]! += weight;
+  }
+
+  /**
+   * The estimated hit ratio at each of CURVE_SIZES, or null before any lookup was sampled.
+   * SHARDS' adjustment: the sampled keys drew more or fewer lookups than their share (a Zipf
+   * head key sampled or not moves that a lot); the difference is counted as hits at distance 0,
+   * where the head keys' lookups are.
+   */
+  get ratios(): number[] | null {
+    if (this.#sampledLookups === 0) return null;
+    const surplus = this.#lookups - this.#sampledLookups;
+    return Array.from(this.#sampledHits, (hits) =>
+      Math.min(1, Math.max(0, (hits + surplus) / this.#lookups)),
+    );
+  }
+}
+
 /** The estimate for one L1. */
 export class HitRatioCurve implements CurveEstimate {
   /** Keys whose hash is below this are sampled; rate = threshold / HASH_SPACE. */
@@ -136,15 +182,11 @@ export class HitRatioCurve implements CurveEstimate {
   #nextSlot = 0;
   /** The entry stored just now, if sampled: an alias stored next is its link code's. */
   #lastEntry: Sampled | null = null;
-  /** Lookups of every key, and the sampled ones each weighed by 1 / the rate when they came. */
-  #lookups = 0;
-  #sampledLookups = 0;
-  readonly #sampledHits = new Float64Array(SIZES);
+  readonly #counts: CurveCounts;
   /** The sizes in bytes. */
   readonly #bounds: Float64Array;
 
   readonly #maxSampled: number;
-  readonly #halfLife: number;
 
   /** `maxBytes`: the L1's bound, the 1x of the curve. The options are for tests. */
   constructor(
@@ -152,7 +194,7 @@ export class HitRatioCurve implements CurveEstimate {
     { maxSampled = MAX_SAMPLED, startRate = START_RATE, halfLife = HALF_LIFE_LOOKUPS } = {},
   ) {
     this.#maxSampled = maxSampled;
-    this.#halfLife = halfLife;
+    this.#counts = new CurveCounts(halfLife);
     this.#threshold = Math.floor(startRate * HASH_SPACE);
     this.#trees = new Float64Array((2 * maxSampled + 1) * SIZES);
     this.#slotKey = new Int32Array(2 * maxSampled).fill(-1);
@@ -164,7 +206,7 @@ export class HitRatioCurve implements CurveEstimate {
    * alias was found, a use but not a lookup of its own (the alias's lookup stands for the request).
    */
   lookup(name: string, counted = true): void {
-    if (counted && ++this.#lookups >= this.#halfLife) this.#halve();
+    if (counted) this.#counts.lookedUp();
     const hash = hashOf(name);
     if (hash < this.#threshold) this.#use(hash, counted);
   }
@@ -174,7 +216,7 @@ export class HitRatioCurve implements CurveEstimate {
    * of that entry; otherwise as `lookup`. Only misses pay for the extra map read.
    */
   lookupMissed(name: string): void {
-    if (++this.#lookups >= this.#halfLife) this.#halve();
+    this.#counts.lookedUp();
     const hash = hashOf(name);
     const entry = this.#links.size === 0 ? undefined : this.#links.get(hash);
     if (entry !== undefined) this.#use(this.#slotKey[entry.slot]!, true);
@@ -194,7 +236,7 @@ export class HitRatioCurve implements CurveEstimate {
   #use(hash: number, counted: boolean): void {
     const scale = HASH_SPACE / this.#threshold;
     const weight = counted ? scale : 0;
-    this.#sampledLookups += weight;
+    this.#counts.sampled(weight);
     const known = this.#sampled.get(hash);
     if (known === undefined) {
       this.#place(hash, newSampled(0, false));
@@ -208,7 +250,7 @@ export class HitRatioCurve implements CurveEstimate {
     let missed = 0;
     for (let i = 0; i < SIZES; i++)
       if (known.bytes > 0 && since[i]! * scale + known.bytes <= this.#bounds[i]!)
-        this.#sampledHits[i]! += weight;
+        this.#counts.hit(i, weight);
       else missed |= 1 << i;
     this.#unplace(known);
     known.missed = missed;
@@ -260,18 +302,9 @@ export class HitRatioCurve implements CurveEstimate {
     known.link = -1;
   }
 
-  /**
-   * The estimated hit ratio at each of CURVE_SIZES, or null before any lookup was sampled.
-   * SHARDS' adjustment: the sampled keys drew more or fewer lookups than their share (a Zipf
-   * head key sampled or not moves that a lot); the difference is counted as hits at distance 0,
-   * where the head keys' lookups are.
-   */
+  /** The estimated hit ratio at each of CURVE_SIZES, or null before any lookup was sampled. */
   get ratios(): number[] | null {
-    if (this.#sampledLookups === 0) return null;
-    const surplus = this.#lookups - this.#sampledLookups;
-    return Array.from(this.#sampledHits, (hits) =>
-      Math.min(1, Math.max(0, (hits + surplus) / this.#lookups)),
-    );
+    return this.#counts.ratios;
   }
 
   /**
@@ -350,13 +383,6 @@ export class HitRatioCurve implements CurveEstimate {
       this.#slotKey[known.slot] = hash;
       this.#add(known, 1);
     }
-  }
-
-  /** Halves past counts (see HALF_LIFE_LOOKUPS). */
-  #halve(): void {
-    this.#lookups /= 2;
-    this.#sampledLookups /= 2;
-    this.#sampledHits.forEach((hits, i) => (this.#sampledHits[i] = hits / 2));
   }
 
   /** Adds (sign 1) or removes (-1) a key's weights at its slot in every tree. */

@@ -18,14 +18,18 @@
  * the miniatures' items, about 1,900 of 2 KiB across the four sizes (7.5 × SIMULATED_BYTES),
  * and the link-code names of the entries they hold (`bytes` counts both).
  */
-import { CURVE_SIZES, hashOf, HASH_SPACE, type CurveEstimate } from './hit-ratio-curve.js';
+import {
+  CURVE_SIZES,
+  CurveCounts,
+  hashOf,
+  HASH_SPACE,
+  type CurveEstimate,
+} from './hit-ratio-curve.js';
 import { S3FifoStore, type TenantShares } from './s3-fifo-store.js';
 import type { StoredValue } from '../entry/entry.js';
 
 /** Bytes of the bound the 1x miniature spans (about 250 recordings): the rest is sampled away. */
 const SIMULATED_BYTES = 512 * 1024;
-/** Lookups after which past counts weigh half, as in hit-ratio-curve.ts. */
-const HALF_LIFE_LOOKUPS = 4_000_000;
 /**
  * Memory per item of a miniature: the store's node, its map slot, and its key string once the L1
  * no longer holds that name (measured: about 385 bytes on Node 20; docs/metrics.md).
@@ -49,12 +53,7 @@ export class MiniatureCurve implements CurveEstimate {
    */
   readonly #links = new Map<string, string>();
   readonly #linkOf = new Map<string, string>();
-  #lookups = 0;
-  /** Sampled lookups and hits, each weighed by 1 / R. */
-  #sampledLookups = 0;
-  readonly #sampledHits = new Float64Array(SIZES);
-
-  readonly #halfLife: number;
+  readonly #counts: CurveCounts;
 
   /**
    * `maxBytes`: the L1's bound, the 1x of the curve; `shares` and `sizeOf` as the L1's own.
@@ -64,11 +63,11 @@ export class MiniatureCurve implements CurveEstimate {
     maxBytes: number,
     shares: TenantShares | null,
     private readonly sizeOfValue: (value: StoredValue, key: string) => number,
-    { simulated = SIMULATED_BYTES, halfLife = HALF_LIFE_LOOKUPS } = {},
+    { simulated = SIMULATED_BYTES, halfLife }: { simulated?: number; halfLife?: number } = {},
   ) {
     const rate = Math.min(1, simulated / Math.max(maxBytes, 1));
     this.#threshold = Math.floor(rate * HASH_SPACE);
-    this.#halfLife = halfLife;
+    this.#counts = new CurveCounts(halfLife);
     this.#minis = CURVE_SIZES.map(
       ({ times }) =>
         new S3FifoStore<number>(
@@ -85,12 +84,12 @@ export class MiniatureCurve implements CurveEstimate {
   }
 
   lookup(name: string, counted = true, held?: StoredValue): void {
-    if (counted && ++this.#lookups >= this.#halfLife) this.#halve();
+    if (counted) this.#counts.lookedUp();
     if (hashOf(name) < this.#threshold) this.#use(name, counted, held);
   }
 
   lookupMissed(name: string): void {
-    if (++this.#lookups >= this.#halfLife) this.#halve();
+    this.#counts.lookedUp();
     const own = this.#links.size === 0 ? undefined : this.#links.get(name);
     if (own !== undefined) this.#use(own, true);
     else if (hashOf(name) < this.#threshold) this.#use(name, true);
@@ -115,17 +114,9 @@ export class MiniatureCurve implements CurveEstimate {
     for (const mini of this.#minis) mini.delete(name);
   }
 
-  /**
-   * The estimated hit ratio at each size, or null before any lookup was sampled. The sampled
-   * keys drew more or fewer lookups than their share; as in hit-ratio-curve.ts, the difference
-   * counts as hits (it is the head of the distribution that a sample catches or misses).
-   */
+  /** The estimated hit ratio at each size, or null before any lookup was sampled. */
   get ratios(): number[] | null {
-    if (this.#sampledLookups === 0) return null;
-    const surplus = this.#lookups - this.#sampledLookups;
-    return Array.from(this.#sampledHits, (hits) =>
-      Math.min(1, Math.max(0, (hits + surplus) / this.#lookups)),
-    );
+    return this.#counts.ratios;
   }
 
   /** Memory held, an upper estimate: the miniatures' items and ghosts, and the link-code names. */
@@ -147,7 +138,7 @@ export class MiniatureCurve implements CurveEstimate {
    */
   #use(name: string, counted: boolean, held?: StoredValue): void {
     const weight = counted ? HASH_SPACE / this.#threshold : 0;
-    this.#sampledLookups += weight;
+    this.#counts.sampled(weight);
     let bytes: number | undefined;
     let missedAt = 0;
     for (let i = 0; i < SIZES; i++) {
@@ -155,7 +146,7 @@ export class MiniatureCurve implements CurveEstimate {
       if (found === undefined) missedAt |= 1 << i;
       else {
         bytes = found;
-        this.#sampledHits[i]! += weight;
+        this.#counts.hit(i, weight);
       }
     }
     if (missedAt === 0) return;
@@ -184,12 +175,6 @@ export class MiniatureCurve implements CurveEstimate {
     if (own === undefined) return;
     this.#links.delete(linkName);
     this.#linkOf.delete(own);
-  }
-
-  #halve(): void {
-    this.#lookups /= 2;
-    this.#sampledLookups /= 2;
-    this.#sampledHits.forEach((hits, i) => (this.#sampledHits[i] = hits / 2));
   }
 }
 

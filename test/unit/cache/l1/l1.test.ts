@@ -54,15 +54,21 @@ void t.test('peek does not refresh recency (room for three items)', (t) => {
   t.end();
 });
 
+/** A 64 KiB S3-FIFO L1 whose eight `hot` keys were each asked three times. */
+function s3FifoWithHotKeys(): L1Cache {
+  const l1 = new L1Cache(64 * 1024, new GatewayMetrics({ defaultMetrics: false }), 's3-fifo');
+  for (let round = 0; round < 3; round++)
+    for (let i = 0; i < 8; i++) {
+      if (l1.get(`hot${i}`) === undefined)
+        l1.set(`hot${i}`, makeEntry({ body: body(1024), gzip: null, br: null }));
+    }
+  return l1;
+}
+
 void t.test(
   's3-fifo: within maxBytes with overhead counted, and a sweep of one-time keys leaves the repeated ones',
   (t) => {
-    const l1 = new L1Cache(64 * 1024, new GatewayMetrics({ defaultMetrics: false }), 's3-fifo');
-    for (let round = 0; round < 3; round++)
-      for (let i = 0; i < 8; i++) {
-        if (l1.get(`hot${i}`) === undefined)
-          l1.set(`hot${i}`, makeEntry({ body: body(1024), gzip: null, br: null }));
-      }
+    const l1 = s3FifoWithHotKeys();
     for (let i = 0; i < 200; i++) {
       l1.set(`cold${i}`, makeEntry({ body: body(1024), gzip: null, br: null }));
       t.ok(l1.bytes <= 64 * 1024, `within the bound after ${i} (${l1.bytes} bytes)`);
@@ -77,12 +83,7 @@ void t.test(
 void t.test(
   's3-fifo: storing a value again (encodings added, a list page refreshing it) is no use of it: a sweep of such keys leaves the repeated ones',
   (t) => {
-    const l1 = new L1Cache(64 * 1024, new GatewayMetrics({ defaultMetrics: false }), 's3-fifo');
-    for (let round = 0; round < 3; round++)
-      for (let i = 0; i < 8; i++) {
-        if (l1.get(`hot${i}`) === undefined)
-          l1.set(`hot${i}`, makeEntry({ body: body(1024), gzip: null, br: null }));
-      }
+    const l1 = s3FifoWithHotKeys();
     for (let i = 0; i < 200; i++) {
       // Asked once, then stored again with its encodings, as tiers.compressLater does.
       if (l1.get(`cold${i}`) === undefined)
