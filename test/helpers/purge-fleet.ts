@@ -41,13 +41,21 @@ export async function startPurgeFleet(
       }),
     );
   }
+  await caughtUp(gateways);
+  return gateways;
+}
+
+/**
+ * Waits until every app is connected and has read the purge log completely since now: each has
+ * then applied every purge answered before this call.
+ */
+export async function caughtUp(gateways: readonly TestGateway[]): Promise<void> {
   const since = performance.now();
   await waitFor(
     () => gateways.every((gw) => gw.app.redis?.up === true && gw.app.generations.syncedAt >= since),
     10_000,
     'every app connected and caught up',
   );
-  return gateways;
 }
 
 /** The fetch number of the value an app serves for a path (-1 when not a 200 from this upstream). */

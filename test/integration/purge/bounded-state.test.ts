@@ -5,7 +5,7 @@ import { setImmediate as tick } from 'node:timers/promises';
 import t from 'tap';
 import { asWorkspaceId } from '../../../src/brands.js';
 import { startHeldUpstream } from '../../helpers/held-upstream.js';
-import { servedFetch, startPurgeFleet } from '../../helpers/purge-fleet.js';
+import { caughtUp, servedFetch, startPurgeFleet } from '../../helpers/purge-fleet.js';
 import { startPrivateRedis } from '../../helpers/redis.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 
@@ -77,6 +77,9 @@ void t.test(
       headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
     });
     t.equal(purged.status, 200, 'ws0 purged through B while A had forgotten it');
+    // A reads the purge from the log; had it read it after the reload below, it would rightly
+    // forget ws0 again, and whether ws0 is held at the end would depend on timing.
+    await caughtUp([a]);
     const afterPurge = upstream.nextFetch;
     t.ok(
       (await servedFetch(a, path, 'ws0')) >= afterPurge,
