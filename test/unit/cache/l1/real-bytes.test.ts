@@ -1,12 +1,13 @@
 // cache.l1.maxBytes is a promise about memory, not only about a count: with recordings stored as
 // the gateway stores them, through three times what the bound holds, the heap and ArrayBuffer
 // growth stays within what L1 counts, and the count within the bound. Each fill runs in a fresh
-// process (fixtures/fill-l1.ts says why).
+// process (fixtures/fill-l1.ts says why). The S3-FIFO curve's own count is held to real memory
+// alone as well: beside the L1's margin, an under-count of the curve would not show.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const fixture = fileURLToPath(new URL('./fixtures/fill-l1.ts', import.meta.url));
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const MAX_BYTES = 8 * 1024 * 1024;
 /** Three times and more what 8 MiB holds at roughly 1.3 to 2.4 KB a recording. */
 const RECORDINGS = 15_000;
@@ -19,27 +20,22 @@ interface Filled {
   real: number;
 }
 
-async function fill(policy: 'lru' | 's3-fifo', links: 'with' | 'without'): Promise<Filled> {
+/** Runs a fixture in a fresh process with --expose-gc and parses the line it prints. */
+async function measure<T>(name: string, args: readonly string[]): Promise<T> {
   const child = spawn(
     process.execPath,
-    [
-      '--expose-gc',
-      '--import',
-      '@tapjs/typescript/import',
-      fixture,
-      policy,
-      links,
-      String(MAX_BYTES),
-      String(RECORDINGS),
-    ],
+    ['--expose-gc', '--import', '@tapjs/typescript/import', fixture(name), ...args],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`fill-l1 exited with ${code}`);
-  return JSON.parse(out) as Filled;
+  if (code !== 0) throw new Error(`${name} exited with ${code}`);
+  return JSON.parse(out) as T;
 }
+
+const fill = (policy: 'lru' | 's3-fifo', links: 'with' | 'without') =>
+  measure<Filled>('fill-l1.ts', [policy, links, String(MAX_BYTES), String(RECORDINGS)]);
 
 // Both names (UUID and link code) with LRU; S3-FIFO, whose ghost is counted too, with UUIDs only.
 for (const [policy, links] of [
@@ -53,3 +49,17 @@ for (const [policy, links] of [
     t.ok(real <= counted + curve, `real growth within the count and the curve (${what})`);
     t.ok(items > 3000, `and the bound was filled (${what})`);
   });
+
+// Every key simulated (1 MiB), a sixteenth (8 MiB), a 128th (64 MiB): at each rate the
+// miniatures fill to their bounds, so the curve holds about the same memory.
+for (const mib of [1, 8, 64])
+  void t.test(
+    `the S3-FIFO curve of a ${mib} MiB L1, alone: real memory within its count`,
+    async (t) => {
+      const { counted, real } = await measure<{ counted: number; real: number }>('fill-curve.ts', [
+        String(mib * 1024 * 1024),
+      ]);
+      t.ok(real <= counted, `real ${real} within counted ${counted}`);
+      t.ok(counted > 1_000_000, `and the miniatures were filled (counted ${counted})`);
+    },
+  );
