@@ -147,10 +147,10 @@ const anyUnicode = fc.string({
 });
 const URL_CHARS = "abcPQZ019_-.~%!$&'()*+,;=:@/[]";
 
-/** Runs one property against a fresh gateway; resolves with how often each status was answered. */
 /** One request: its path, its headers, and the verdict the model gives it. */
 type Probe = [string, Record<string, string>, (gw: TestGateway) => Verdict];
 
+/** Runs one property against a fresh gateway; resolves with how often each status was answered. */
 async function fuzz(
   t: Test,
   name: string,
