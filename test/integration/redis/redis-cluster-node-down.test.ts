@@ -14,12 +14,18 @@ import {
   startRedisCluster,
   type ClusterNodeLine,
 } from '../../helpers/redis-cluster.js';
-import { waitFor } from '../../helpers/redis.js';
+import { redisCommand, waitFor } from '../../helpers/redis.js';
 import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
 
 const calculateSlot = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
 const KEY = recordingKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
+
+/** How far a node has come in its master's replication stream (a master: how far it has written). */
+async function replicationOffset(port: number): Promise<number> {
+  const info = (await redisCommand(port, 'INFO replication')) ?? '';
+  return Number(/master_repl_offset:(\d+)/.exec(info)?.[1] ?? -1);
+}
 
 void t.test('a dead master takes L2 away only from its own workspaces', async (t) => {
   // Without this, Redis itself stops every master answering once one is marked failed.
@@ -120,6 +126,15 @@ void t.test(
     const replica = topology.find((node) => node.masterId === doomed.id)!.port;
     const generation = (await tier.loadGeneration(ws))!;
     await tier.set(ws, generation, [[KEY, makeEntry()]]);
+    // Replication is asynchronous: a value the replica has not received when its master dies is
+    // lost by Redis itself. Kill only once the replica has read up to the write.
+    const written = await replicationOffset(doomed.port);
+    t.ok(written > 0, `the master has written up to offset ${written}`);
+    await waitFor(
+      async () => (await replicationOffset(replica)) >= written,
+      10_000,
+      `replica ${replica} caught up`,
+    );
 
     await cluster.kill(doomed.port);
     // Enough failed reads to open the dead master's breaker; then no command goes its way.
