@@ -82,6 +82,7 @@ export async function inspectCache(
     entry === undefined ? { present: false } : { present: true, ...describe(entry, tag, now) };
   const l1 = report(tiers.readL1(workspace, generation, key));
   const up = l2Up();
-  const l2 = up === null ? null : { ...report(await tiers.readL2(workspace, generation, key)), up };
+  const l2 =
+    up === null ? null : { ...report((await tiers.readL2(workspace, generation, key)).entry), up };
   return { workspace, generation, tiers: { l1, l2 } };
 }

@@ -30,7 +30,7 @@ export interface Lookup extends Caller {
 export type VerifiedLookup = Lookup & VerifiedCaller;
 
 /** How a response was produced; drives Cache-Status and the `cache` metric label. */
-export type Outcome = 'hit' | 'stale' | 'miss' | 'collapsed' | 'stale-error';
+export type Outcome = 'hit' | 'stale' | 'refreshed' | 'miss' | 'collapsed' | 'stale-error';
 
 /** What the flow hands back to the HTTP layer. */
 export interface Served {

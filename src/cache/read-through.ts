@@ -15,7 +15,7 @@ import { flightKey as flightKeyOf, type Generation, type ResourceKey } from './e
 import { entryState, isHit, type EntryState } from './entry/state.js';
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
-import type { L2Store } from './l2/store.js';
+import type { L2Store, LockAsk, LockOutcome } from './l2/store.js';
 import { ownKey, recordingValues, valuesAskedBy } from './entry/recording-values.js';
 import type { Tiers } from './tiers.js';
 import { UrlGuard } from './resign.js';
@@ -47,6 +47,23 @@ export interface ReadThroughDeps {
  * lost wake-up costs at most a fraction of `wait`, never the whole of it.
  */
 const LOCK_CHECKS = 4;
+
+/**
+ * The least a request waits for the in-flight refresh of the entry it found just expired (see
+ * joinRefresh): an entry's recorded fetch time can be near zero (a 304 from a near upstream).
+ */
+const JOIN_FLOOR_MS = 20;
+
+/** The flight's answer if it settles within `ms`; undefined if it takes longer or fails. */
+async function settledWithin(flight: Promise<Served>, ms: number): Promise<Served | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
+  try {
+    return await Promise.race([flight.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * How a wait on another instance's fetch lock ended: a release message woke it, its own re-check
@@ -132,7 +149,17 @@ export class ReadThrough {
   private async serveUnder(lookup: VerifiedLookup, generation: Generation): Promise<Served> {
     // L1: fresh → hit; stale within stale-while-revalidate → serve it, refresh once behind it.
     const span = lookup.trace?.child('cache.l1 lookup');
-    const fallback = this.readL1(lookup.workspace, generation, lookup.key);
+    let fallback = this.readL1(lookup.workspace, generation, lookup.key);
+    if (fallback !== undefined) {
+      const joined = await this.joinRefresh(lookup, generation, fallback);
+      if (joined !== undefined) {
+        span?.setAttribute('recgw.cache.result', joined.outcome);
+        span?.end();
+        return joined;
+      }
+      // The refresh did not settle in time (or failed): what L1 holds now, likely the same entry.
+      fallback = this.readL1(lookup.workspace, generation, lookup.key);
+    }
     const served = this.answer(lookup, generation, fallback, 'l1');
     span?.setAttribute('recgw.cache.result', served ? served.outcome : 'miss');
     span?.end();
@@ -156,6 +183,32 @@ export class ReadThrough {
       // The waiter's trace shows where its answer came from: a link to the fetch it waited on.
       lookup.trace?.linkTo(this.leaders.get(existing)?.trace);
     }
+  }
+
+  /**
+   * Hot keys never stale: an entry just past its freshness whose refresh is already in flight
+   * (refresh-ahead began it, or another request's stale serve) is answered by that refresh, when
+   * it settles within two of the entry's fetch times, rather than served stale. Refresh-ahead
+   * starts a hot entry's refresh before its end; a refresh that waits on another instance's lock,
+   * or an upstream slower than last time, can still end after it, and every request in between
+   * would be answered with data past its TTL. Only a refresh already under way is joined: a
+   * request never starts one and waits for it (that is stale-while-revalidate's to decide).
+   */
+  private async joinRefresh(
+    lookup: VerifiedLookup,
+    generation: Generation,
+    entry: CacheEntry,
+  ): Promise<Served | undefined> {
+    if (this.stateOf(lookup, entry) !== 'stale-while-revalidate') return undefined;
+    const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
+    const flight = this.flights.get(flightKey);
+    if (flight === undefined) return undefined;
+    const settled = await settledWithin(flight, Math.max(JOIN_FLOOR_MS, 2 * entry.fetchMs));
+    if (settled === undefined || !isHit(this.stateOf(lookup, settled.entry))) return undefined;
+    lookup.status.l1 = 'stale';
+    lookup.status.coalesced = true;
+    lookup.trace?.linkTo(this.leaders.get(flight)?.trace);
+    return { entry: settled.entry, outcome: 'refreshed' };
   }
 
   /**
@@ -244,8 +297,15 @@ export class ReadThrough {
     }
     if (l2 === null) return this.fromUpstream(lookup, generation, fallback);
     // L2: shared by every instance; a hit there fills L1.
+    // The fetch lock is asked for in the same round trip, taken only if nothing is stored.
     const span = lookup.trace?.child('cache.l2 lookup');
-    const shared = await this.readL2(lookup.workspace, generation, lookup.key);
+    const read = await this.tiers.readL2(
+      lookup.workspace,
+      generation,
+      lookup.key,
+      this.lockAsk('if-absent'),
+    );
+    const shared = read.entry;
     const served = this.answer(lookup, generation, shared, 'l2');
     span?.setAttribute(
       'recgw.cache.result',
@@ -254,16 +314,25 @@ export class ReadThrough {
     span?.end();
     if (shared !== undefined && this.stateOf(lookup, shared) !== 'unusable') {
       this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
-      if (served) return served;
+      if (served) {
+        if (read.lock?.state === 'acquired') void read.lock.release();
+        return served;
+      }
       if (fallback === undefined || shared.storedAt > fallback.storedAt) fallback = shared;
     }
-    const locked = await this.waitForLock(lookup, generation);
+    const locked = await this.waitForLock(lookup, generation, -Infinity, read.lock);
     if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
     try {
       return await this.fromUpstream(lookup, generation, fallback);
     } finally {
       if (locked.release !== undefined) void locked.release();
     }
+  }
+
+  /** The fetch lock to ask for with an L2 read, when cache.distributedLock is on. */
+  private lockAsk(when: LockAsk['when']): LockAsk | undefined {
+    const lock = this.deps.settings().config.cache.distributedLock;
+    return lock.enabled ? { ttlMs: lock.ttl, when } : undefined;
   }
 
   private stateOf(lookup: Lookup, entry: CacheEntry): EntryState {
@@ -278,27 +347,30 @@ export class ReadThrough {
    * with this request's own key. A wake-up can be lost, so the waiter also re-checks by itself
    * every `wait / LOCK_CHECKS`; a crashed holder's lock expires; a waiter past `wait` fetches
    * itself. `newerThan`: a refresh waits for a value stored after the entry it refreshes.
+   * `asked`: the lock as the L2 read that came before already tried it, in its round trip.
    */
   private async waitForLock(
     lookup: Lookup,
     generation: Generation,
     newerThan = -Infinity,
+    asked?: LockOutcome,
   ): Promise<{ entry?: CacheEntry; release?: () => Promise<void> }> {
     const { l2, settings } = this.deps;
     const lock = settings().config.cache.distributedLock;
     if (l2 === null || !lock.enabled) return {};
     const stored = async (): Promise<CacheEntry | undefined> => {
-      const shared = await this.readL2(lookup.workspace, generation, lookup.key);
+      const shared = (await this.tiers.readL2(lookup.workspace, generation, lookup.key)).entry;
       if (shared === undefined || shared.storedAt <= newerThan) return undefined;
       if (!isHit(this.stateOf(lookup, shared))) return undefined;
       lookup.status.coalesced = true;
       this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
       return shared;
     };
-    const first = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
+    const first = asked ?? (await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl));
     if (first.state === 'unavailable') return {};
     if (first.state === 'acquired') {
-      if (newerThan === -Infinity) return { release: () => first.release() };
+      // Taken in the read's own round trip, or for a miss: nothing newer can have been stored.
+      if (asked !== undefined || newerThan === -Infinity) return { release: () => first.release() };
       // A refresh read L2 before it asked for the lock; another instance may have stored its
       // refresh and let go in between. Reading again under the lock sees that value, since a
       // holder's write goes out before its release: without it, both would fetch.
@@ -478,18 +550,25 @@ export class ReadThrough {
     generation: Generation,
     stale: CacheEntry,
   ): Promise<Served> {
-    if (this.deps.l2 !== null) {
-      const shared = await this.readL2(lookup.workspace, generation, lookup.key);
-      if (
-        shared !== undefined &&
-        shared.storedAt > stale.storedAt &&
-        isHit(this.stateOf(lookup, shared))
-      ) {
-        this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
-        return { entry: shared, outcome: 'hit' };
-      }
+    // The value there is usually the one being renewed: the lock is taken with the read whatever
+    // it finds, and let go at once when the read finds a newer value after all.
+    const read = await this.tiers.readL2(
+      lookup.workspace,
+      generation,
+      lookup.key,
+      this.lockAsk('always'),
+    );
+    const shared = read.entry;
+    if (
+      shared !== undefined &&
+      shared.storedAt > stale.storedAt &&
+      isHit(this.stateOf(lookup, shared))
+    ) {
+      if (read.lock?.state === 'acquired') void read.lock.release();
+      this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
+      return { entry: shared, outcome: 'hit' };
     }
-    const locked = await this.waitForLock(lookup, generation, stale.storedAt);
+    const locked = await this.waitForLock(lookup, generation, stale.storedAt, read.lock);
     if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
     try {
       // `stale` (or, ahead of expiry, still fresh) gives its validators: a 304 renews it.
@@ -505,14 +584,6 @@ export class ReadThrough {
     key: ResourceKey,
   ): CacheEntry | undefined {
     return this.tiers.readL1(workspace, generation, key);
-  }
-
-  private readL2(
-    workspace: WorkspaceId,
-    generation: Generation,
-    key: ResourceKey,
-  ): Promise<CacheEntry | undefined> {
-    return this.tiers.readL2(workspace, generation, key);
   }
 
   private store(

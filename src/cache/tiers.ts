@@ -16,7 +16,7 @@ import { ownKey, valuesAskedBy } from './entry/recording-values.js';
 import type { Settings } from './settings.js';
 import type { GenerationSource } from './generation-source.js';
 import { surrogatesOf } from './entry/surrogates.js';
-import type { L2Store } from './l2/store.js';
+import type { L2Store, LockAsk, LockOutcome } from './l2/store.js';
 
 /** Collaborators of the tiers. */
 export interface TiersDeps {
@@ -192,17 +192,24 @@ export class Tiers {
     return value?.kind === 'entry' ? value : undefined;
   }
 
-  /** Reads L2, following one alias hop. What the entry allows is entryState's to say. */
+  /**
+   * Reads L2, following one alias hop; with `lock`, tries the key's fetch lock in the same round
+   * trip (l2/read-script.ts). What the entry allows is entryState's to say.
+   */
   async readL2(
     workspace: WorkspaceId,
     generation: Generation,
     key: ResourceKey,
-  ): Promise<CacheEntry | undefined> {
+    lock?: LockAsk,
+  ): Promise<{ entry: CacheEntry | undefined; lock?: LockOutcome }> {
     const l2 = this.deps.l2;
-    if (l2 === null) return undefined;
-    let value = await l2.get(workspace, generation, key);
+    if (l2 === null) return { entry: undefined };
+    const read = await l2.read(workspace, generation, key, lock);
+    let value = read.value;
+    // An alias (a link code) was there, so no lock was taken with it: the flow asks on its own.
     if (value !== undefined && value.kind === 'alias')
       value = await l2.get(workspace, generation, value.target as ResourceKey);
-    return value?.kind === 'entry' ? value : undefined;
+    const entry = value?.kind === 'entry' ? value : undefined;
+    return read.lock === undefined ? { entry } : { entry, lock: read.lock };
   }
 }

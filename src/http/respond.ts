@@ -67,6 +67,9 @@ function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
       return worthStoring(entry, now) ? 'recgw; fwd=miss; stored' : 'recgw; fwd=miss';
     case 'collapsed':
       return 'recgw; fwd=miss; collapsed';
+    // Found past its freshness, answered by the refresh already under way (read-through.ts).
+    case 'refreshed':
+      return 'recgw; fwd=stale; collapsed';
     case 'stale-error':
       return `recgw; fwd=stale; ttl=${Math.min(-1, freshSeconds(entry, now))}; detail=upstream-error`;
   }

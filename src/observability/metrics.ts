@@ -281,7 +281,7 @@ export class GatewayMetrics {
     });
     this.httpDuration = new BatchedHistogram({
       name: `${PREFIX}http_request_duration_seconds`,
-      help: 'Public request duration in seconds, by route and cache outcome (hit, stale, miss, collapsed, stale-error, none).',
+      help: 'Public request duration in seconds, by route and cache outcome (hit, stale, refreshed, miss, collapsed, stale-error, none).',
       labelNames: ['route', 'cache', ...workspace],
       buckets: LATENCY_BUCKETS,
     });

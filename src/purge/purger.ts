@@ -205,7 +205,7 @@ export class Purger {
     const generation = await this.tiers.generation(workspace);
     const entry =
       this.tiers.readL1(workspace, generation, asked) ??
-      (await this.tiers.readL2(workspace, generation, asked));
+      (await this.tiers.readL2(workspace, generation, asked)).entry;
     if (entry === undefined) return UUID.test(id) ? [...keys] : undefined;
     keys.add(ownKey(entry, asked));
     if (entry.linkId) keys.add(linkKey(entry.linkId));

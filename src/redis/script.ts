@@ -15,14 +15,22 @@ export type ScriptRunner = (
 
 /**
  * Defines a script on a connection under `name` (unique per connection: each owner prefixes its
- * own) and returns the function that runs it.
+ * own) and returns the function that runs it. `replies: 'buffer'` answers bulk strings as Buffers
+ * (ioredis's `<name>Buffer` twin), for scripts that return stored bytes.
  */
-export function defineScript(client: Redis | Cluster, name: string, lua: string): ScriptRunner {
+export function defineScript(
+  client: Redis | Cluster,
+  name: string,
+  lua: string,
+  replies: 'string' | 'buffer' = 'string',
+): ScriptRunner {
   client.defineCommand(name, { lua });
   // As connection.ts does for EVAL and EVALSHA: auto-pipelined scripts of workspaces on
   // different masters end up in one batch, which a Cluster refuses whole. Each goes on its own.
   if (client instanceof Cluster) client.options.autoPipeliningIgnoredCommands?.push(name);
   // defineCommand adds the method at run time; its type cannot say so.
-  const command = (client as unknown as Record<string, ScriptRunner>)[name]!;
+  const command = (client as unknown as Record<string, ScriptRunner>)[
+    replies === 'buffer' ? `${name}Buffer` : name
+  ]!;
   return (numKeys, ...args) => command.call(client, numKeys, ...args);
 }

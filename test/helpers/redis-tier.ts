@@ -52,6 +52,7 @@ export function redisStores(
   const quotas = new RedisQuotaStore(redis);
   return {
     get: (...args) => l2.get(...args),
+    read: (...args) => l2.read(...args),
     set: (...args) => l2.set(...args),
     tryLock: (...args) => l2.tryLock(...args),
     loadGeneration: (...args) => purge.loadGeneration(...args),

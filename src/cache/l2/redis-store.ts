@@ -15,9 +15,10 @@ import { decodeStored, encodeStored } from '../entry/codec.js';
 import { worthStoring, type StoredValue } from '../entry/entry.js';
 import { isKnown, type Generation, type ResourceKey } from '../entry/keys.js';
 import { CHECKED_SET_SCRIPT } from './checked-set-script.js';
+import { READ_SCRIPT } from './read-script.js';
 import { l2Key, lockKey } from './keys.js';
 import { LockWakes } from './lock-wakes.js';
-import type { L2Store, LockOutcome } from './store.js';
+import type { L2Read, L2Store, LockAsk, LockOutcome } from './store.js';
 import { WriteBacklog, type PendingWrite } from './write-backlog.js';
 
 /**
@@ -54,6 +55,7 @@ export class RedisL2Store implements L2Store {
   readonly #indexSize: number;
   readonly #checkedSet: ScriptRunner;
   readonly #unlock: ScriptRunner;
+  readonly #read: ScriptRunner;
   readonly #wakes: LockWakes;
 
   constructor(redis: SharedRedis, deps: RedisL2StoreDeps) {
@@ -63,6 +65,7 @@ export class RedisL2Store implements L2Store {
     this.#indexSize = deps.indexSize ?? 20_000;
     this.#checkedSet = defineScript(redis.client, 'recgwCheckedSet', CHECKED_SET_SCRIPT);
     this.#unlock = defineScript(redis.client, 'recgwUnlock', UNLOCK_SCRIPT);
+    this.#read = defineScript(redis.client, 'recgwRead', READ_SCRIPT, 'buffer');
     redis.onAnswering(() => void this.#replayBacklog());
     this.#wakes = new LockWakes({
       subscriber: redis.subscriber,
@@ -90,6 +93,41 @@ export class RedisL2Store implements L2Store {
       .attempt('get', () => client.getBuffer(l2Key(prefix, workspace, generation, key)), null);
     // A value this build cannot read (older layout, foreign writer) is a miss, refilled on store.
     return raw === null ? undefined : decodeStored(raw);
+  }
+
+  async read(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+    ask?: LockAsk,
+  ): Promise<L2Read> {
+    // Without a lock to ask for, a plain GET: no script to run on the hit path.
+    if (ask === undefined) return { value: await this.get(workspace, generation, key) };
+    if (!isKnown(generation)) return { value: undefined, lock: { state: 'unavailable' } };
+    const { prefix } = this.#redis;
+    const name = lockKey(prefix, workspace, generation, key);
+    const token = randomBytes(16).toString('base64url');
+    const reply = (await this.#redis
+      .guardFor(workspace)
+      .attempt(
+        'get',
+        () =>
+          this.#read(
+            2,
+            l2Key(prefix, workspace, generation, key),
+            name,
+            token,
+            String(Math.max(1, Math.ceil(ask.ttlMs))),
+            ask.when === 'always' ? '1' : '0',
+          ),
+        undefined,
+      )) as [Buffer | null, number] | undefined;
+    if (reply === undefined) return { value: undefined, lock: { state: 'unavailable' } };
+    const [raw, locked] = reply;
+    // A value this build cannot read (older layout, foreign writer) is a miss, refilled on store.
+    const value = raw === null ? undefined : decodeStored(raw);
+    if (locked === -1) return { value };
+    return { value, lock: this.#outcome(workspace, name, token, locked === 1) };
   }
 
   async set(
@@ -181,7 +219,13 @@ export class RedisL2Store implements L2Store {
       undefined,
     );
     if (reply === undefined) return { state: 'unavailable' };
-    if (reply !== 'OK') return { state: 'held', wait: (ms) => this.#wakes.wait(name, ms) };
+    return this.#outcome(workspace, name, token, reply === 'OK');
+  }
+
+  /** The lock `name` as taken with `token`, or held by another instance. */
+  #outcome(workspace: WorkspaceId, name: string, token: string, taken: boolean): LockOutcome {
+    const { prefix } = this.#redis;
+    if (!taken) return { state: 'held', wait: (ms) => this.#wakes.wait(name, ms) };
     let released = false;
     const release = async (): Promise<void> => {
       if (released) return;

@@ -17,6 +17,22 @@ export type LockOutcome =
     }
   | { readonly state: 'unavailable' };
 
+/**
+ * The fetch lock asked for with a read, in the same round trip: `if-absent` takes it only when
+ * nothing is stored (a miss), `always` whatever is (a refresh of the value found there).
+ */
+export interface LockAsk {
+  readonly ttlMs: number;
+  readonly when: 'if-absent' | 'always';
+}
+
+/** What a read found, and the lock it took when one was asked for and tried. */
+export interface L2Read {
+  readonly value: StoredValue | undefined;
+  /** Absent when no lock was asked for, or the value's presence made it unneeded (`if-absent`). */
+  readonly lock?: LockOutcome;
+}
+
 /** Values and fetch locks shared by every instance. Answers a miss or a no-op when Redis is down or slow. */
 export interface L2Store {
   /** Reads a stored value; undefined on a miss, an error or a command timeout. */
@@ -25,6 +41,16 @@ export interface L2Store {
     generation: Generation,
     key: ResourceKey,
   ): Promise<StoredValue | undefined>;
+  /**
+   * Reads a stored value and, with `lock`, tries the key's fetch lock in the same round trip. On
+   * an error or a timeout: no value, and the lock `unavailable`.
+   */
+  read(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+    lock?: LockAsk,
+  ): Promise<L2Read>;
   /**
    * Stores values, each expiring at its `staleUntil`, only while Redis still holds `generation`
    * for the workspace (checked in the same script as the write). Errors are counted, never thrown.

@@ -16,6 +16,7 @@ import { Tiers } from '../../../src/cache/tiers.js';
 import { makeSettings } from '../../../src/cache/settings.js';
 import type { GenerationSource } from '../../../src/cache/generation-source.js';
 import type { L2Store } from '../../../src/cache/l2/store.js';
+import { withRead } from '../../helpers/l2-stub.js';
 import type { CacheEntry, StoredValue } from '../../../src/cache/entry/entry.js';
 import { configWith } from '../../../src/config/load.js';
 import { UpstreamError } from '../../../src/errors.js';
@@ -131,14 +132,14 @@ function heldLockTier(): { tier: L2Store; gets: () => number } {
     const ended = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, ms, 'timeout')));
     return { ended, cancel: () => clearTimeout(timer) };
   };
-  const tier: L2Store = {
+  const tier: L2Store = withRead({
     get: () => {
       gets++;
       return Promise.resolve(undefined);
     },
     set: () => Promise.resolve(),
     tryLock: () => Promise.resolve({ state: 'held', wait }),
-  };
+  });
   return { tier, gets: () => gets };
 }
 
@@ -207,7 +208,7 @@ void t.test(
   'a lock waiter whose Redis stops answering fetches itself at once, counted as unavailable',
   async (t) => {
     let locks = 0;
-    const tier: L2Store = {
+    const tier: L2Store = withRead({
       get: () => Promise.resolve(undefined),
       set: () => Promise.resolve(),
       tryLock: () =>
@@ -216,7 +217,7 @@ void t.test(
             ? { state: 'held', wait: () => ({ ended: new Promise(() => {}), cancel: () => {} }) }
             : { state: 'unavailable' },
         ),
-    };
+    });
     const { metrics, readThrough } = flow(
       { distributedLock: { enabled: true, ttl: '5s', wait: '1h' } },
       tier,
@@ -234,23 +235,34 @@ void t.test(
 );
 
 void t.test(
-  'a refresh that takes the lock just after another instance stored and let go takes that value, not a second fetch',
+  'a refresh whose read-and-lock finds the value another instance just stored takes that value, not a second fetch',
   async (t) => {
-    // An L2 held in a map, as Redis would; `otherInstance` stores its refresh between this
-    // instance's L2 read and its lock, then lets go: the lock is free when asked.
+    // An L2 held in a map, as Redis would; `otherInstance` stores its refresh and lets go just
+    // before this instance's read, which takes the free lock in the same round trip.
     const values = new Map<string, StoredValue>();
     let otherInstance: (() => void) | undefined;
+    let released = 0;
+    const acquired = () =>
+      ({
+        state: 'acquired',
+        release: () => {
+          released++;
+          return Promise.resolve();
+        },
+      }) as const;
     const tier: L2Store = {
       get: (_ws, _gen, key) => Promise.resolve(values.get(key)),
+      read: (_ws, _gen, key, ask) => {
+        otherInstance?.();
+        otherInstance = undefined;
+        const value = values.get(key);
+        return Promise.resolve(ask === undefined ? { value } : { value, lock: acquired() });
+      },
       set: (_ws, _gen, stored) => {
         for (const [key, value] of stored) values.set(key, value);
         return Promise.resolve();
       },
-      tryLock: () => {
-        otherInstance?.();
-        otherInstance = undefined;
-        return Promise.resolve({ state: 'acquired', release: () => Promise.resolve() });
-      },
+      tryLock: () => Promise.resolve(acquired()),
     };
     const { clock, readThrough } = flow(
       {
@@ -283,6 +295,7 @@ void t.test(
     t.equal((await readThrough.serve(stale)).outcome, 'stale', 'served stale, refreshing behind');
     await new Promise((resolve) => setTimeout(resolve, 20));
     t.equal(fetches, 1, "the refresh took the other instance's value: no second fetch");
+    t.ok(released >= 1, 'and let go of the lock its read took');
     const fresh = lookup(counted);
     t.equal(readThrough.hit(fresh, clock.now())?.storedAt, clock.now(), 'L1 holds that value');
   },

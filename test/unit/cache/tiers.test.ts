@@ -14,6 +14,7 @@ import {
 } from '../../../src/cache/entry/keys.js';
 import { L1Cache } from '../../../src/cache/l1/l1.js';
 import { makeSettings } from '../../../src/cache/settings.js';
+import { withRead } from '../../helpers/l2-stub.js';
 import type { L2Store } from '../../../src/cache/l2/store.js';
 import { Tiers } from '../../../src/cache/tiers.js';
 import { Generations } from '../../../src/purge/generations.js';
@@ -31,7 +32,7 @@ function recordingTier(l1: () => L1Cache): {
   writes: Array<{ key: ResourceKey; inL1Already: boolean }>;
 } {
   const writes: Array<{ key: ResourceKey; inL1Already: boolean }> = [];
-  const tier: L2Store = {
+  const tier: L2Store = withRead({
     get: () => Promise.resolve(undefined),
     set: (_ws, generation, values) => {
       for (const [key] of values)
@@ -39,7 +40,7 @@ function recordingTier(l1: () => L1Cache): {
       return Promise.resolve();
     },
     tryLock: () => Promise.resolve({ state: 'unavailable' }),
-  };
+  });
   return { tier, writes };
 }
 
