@@ -705,7 +705,8 @@ export interface components {
          * @description RFC 9211: `recgw; hit; ttl=N` (fresh), `recgw; hit; ttl=-N` (stale, being revalidated),
          *     `recgw; fwd=miss; stored`, `recgw; fwd=miss` (nothing stored: every TTL 0),
          *     `recgw; fwd=miss; collapsed` (waited on another request's fetch),
-         *     `recgw; fwd=stale; ttl=-N; detail=upstream-error` (stale-if-error).
+         *     `recgw; fwd=stale; collapsed` (found just past its freshness and answered by its refresh
+         *     already under way), `recgw; fwd=stale; ttl=-N; detail=upstream-error` (stale-if-error).
          */
         CacheStatus: components["schemas"]["CacheStatus"];
         /** @description Always on cached answers; the same URL may be served identity, then encoded. */
