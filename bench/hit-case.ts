@@ -1,8 +1,9 @@
 /**
  * "How fast does the gateway serve what it has cached, next to a Node server doing nothing and
- * next to what I would write with Fastify + lru-cache?" The gateway's L1 hit (a list page, a
- * recording) and its L2 hit against the ceiling and Fastify replaying the gateway's own answers
- * (same bytes, same headers), with a second Fastify as the control.
+ * next to what I would write myself?" The gateway's L1 hit (a list page, a recording) against
+ * the ceiling and Fastify + lru-cache replaying the gateway's own answers (same bytes, same
+ * headers); its L2 hit against Fastify + ioredis reading the same bytes from the same Redis with
+ * one GET per request. A second copy of the reference is the control.
  */
 import { alternate } from './compare.js';
 import { scrape, metricSum, scratchFile, startReference, type Gateway } from './processes.js';
@@ -20,12 +21,13 @@ async function againstReferences(
   paths: string[],
   name: string,
   question: string,
+  redisUrl?: string,
 ): Promise<CaseResult> {
   const answers = await recordHits(gw.port, paths, clientHeaders(b.sim));
   const file = scratchFile(`answers-${Date.now()}.json`, JSON.stringify(answers));
-  const fastify = b.requestLog ? 'fastify-log' : 'fastify';
+  const fastify = redisUrl ? 'fastify-redis' : b.requestLog ? 'fastify-log' : 'fastify';
   const start = async (kind: string) => {
-    const server = await startReference(kind, file);
+    const server = await startReference(kind, redisUrl ? [file, redisUrl] : file);
     b.started.push(server);
     return server;
   };
@@ -73,8 +75,8 @@ export async function l2HitCase(b: Bench): Promise<CaseResult> {
   if (b.settings.connections >= DISTINCT) throw new Error(`use fewer than ${DISTINCT} connections`);
   const paths = recordingPaths(b.sim, DISTINCT);
   const before = await scrape(gw.adminPort);
-  const name = `L2 (Redis) hit, ${DISTINCT} recordings in turn`;
-  const result = await againstReferences(b, gw, paths, 'l2-hit', name);
+  const name = `L2 (Redis) hit, ${DISTINCT} recordings in turn: gateway, ceiling and Fastify + ioredis GET`;
+  const result = await againstReferences(b, gw, paths, 'l2-hit', name, url);
   const after = await scrape(gw.adminPort);
   const count = (text: string, labels: string) =>
     metricSum(text, 'recgw_cache_lookups_total', labels);

@@ -156,12 +156,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
  */
 export async function startReference(
   kind: string,
-  arg = '',
+  arg: string | string[] = '',
   input?: Iterable<string>,
 ): Promise<Server & { said: Record<string, number> }> {
   const script = fileURLToPath(new URL('reference.js', import.meta.url));
   const flags = kind === 'map' ? GC_ON_SIGNAL : [];
-  const ref = run([process.execPath, ...flags, script, kind, arg], SERVER_CPUS, {
+  const args = typeof arg === 'string' ? [arg] : arg;
+  const ref = run([process.execPath, ...flags, script, kind, ...args], SERVER_CPUS, {
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'inherit'],
     env: { ...process.env, ...RUNTIME_ENV },
   });

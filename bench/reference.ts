@@ -6,6 +6,8 @@
  * - `fastify <answers.json>` (or `fastify-log`, Fastify's own request log on, to stdout): Fastify
  *   with an lru-cache in a route handler, making the gateway's headers the way a cache inside a
  *   framework would (Age, max-age and Cache-Status per request, X-Request-Id from Fastify);
+ * - `fastify-redis <answers.json> <redis url>`: the same Fastify handler, each body read with one
+ *   ioredis `GET` (as a Buffer) per request: what a user would write instead of an L2 hit;
  * - `map`: no server; bodies read from stdin into an lru-cache bounded by 64 MiB of bytes, the
  *   memory case's baseline (prints once stdin ends).
  */
@@ -13,10 +15,11 @@ import { createServer, type OutgoingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Answer } from './record.js';
 
-const [kind, arg] = process.argv.slice(2) as [string, string];
+const [kind, arg, redisUrl] = process.argv.slice(2) as [string, string, string?];
 const answers = (): Answer[] => JSON.parse(readFileSync(arg, 'utf8')) as Answer[];
 const listening = (address: AddressInfo): void => {
   process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);
@@ -42,14 +45,21 @@ if (kind === 'ceiling') {
     res.end(answer.body, 'latin1');
   });
   server.listen(0, '127.0.0.1', () => listening(server.address() as AddressInfo));
-} else if (kind === 'fastify' || kind === 'fastify-log') {
+} else if (kind === 'fastify' || kind === 'fastify-log' || kind === 'fastify-redis') {
   const now = Date.now();
   const cache = new LRUCache<string, ReturnType<typeof entryOf>>({ max: 10_000 });
   for (const answer of answers()) cache.set(answer.path, entryOf(answer, now));
+  const redis = redisUrl === undefined ? undefined : new Redis(redisUrl);
+  const stored = `bench-ref:${process.pid}:`;
+  if (redis !== undefined)
+    await Promise.all(
+      [...cache.entries()].map(([path, hit]) => redis.set(stored + path, hit.body)),
+    );
   const app = Fastify({ logger: kind === 'fastify-log' });
-  const handler = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const hit = cache.get(request.url);
     if (hit === undefined) return reply.code(404).send({ error: 'not cached' });
+    const body = redis === undefined ? hit.body : await redis.getBuffer(stored + request.url);
     const at = Date.now();
     const left = Math.max(0, Math.floor((hit.freshUntil - at) / 1000));
     return reply
@@ -63,7 +73,7 @@ if (kind === 'ceiling') {
         'x-request-id': request.id,
         vary: hit.vary,
       })
-      .send(hit.body);
+      .send(body);
   };
   app.get('/api/external/v2/recordings', handler);
   app.get('/api/external/v2/recordings/:id', handler);
