@@ -50,9 +50,11 @@ const LOCK_CHECKS = 4;
 
 /**
  * The least a request waits for the in-flight refresh of the entry it found just expired (see
- * joinRefresh): an entry's recorded fetch time can be near zero (a 304 from a near upstream).
+ * joinRefresh): an entry's recorded fetch time can be near zero (a 304 from a near upstream),
+ * and on a busy host a refresh takes longer than the fetch it timed. Short enough that a client
+ * does not notice it; a refresh slower than this is an upstream stale-while-revalidate covers.
  */
-const JOIN_FLOOR_MS = 20;
+const JOIN_FLOOR_MS = 250;
 
 /** The flight's answer if it settles within `ms`; undefined if it takes longer or fails. */
 async function settledWithin(flight: Promise<Served>, ms: number): Promise<Served | undefined> {
@@ -187,12 +189,13 @@ export class ReadThrough {
 
   /**
    * Hot keys never stale: an entry just past its freshness whose refresh is already in flight
-   * (refresh-ahead began it, or another request's stale serve) is answered by that refresh, when
-   * it settles within two of the entry's fetch times, rather than served stale. Refresh-ahead
-   * starts a hot entry's refresh before its end; a refresh that waits on another instance's lock,
-   * or an upstream slower than last time, can still end after it, and every request in between
-   * would be answered with data past its TTL. Only a refresh already under way is joined: a
-   * request never starts one and waits for it (that is stale-while-revalidate's to decide).
+   * (refresh-ahead began it, or another request's stale serve) is answered by that refresh when
+   * it settles within two of the entry's fetch times (JOIN_FLOOR_MS at least), rather than
+   * served stale. Refresh-ahead starts a hot entry's refresh before its end; a refresh that
+   * waits on another instance's lock, or an upstream slower than last time, can still end after
+   * it, and every request in between would be answered with data past its TTL. Only a refresh
+   * already under way is joined: a request never starts one and waits for it (that is
+   * stale-while-revalidate's to decide).
    */
   private async joinRefresh(
     lookup: VerifiedLookup,
