@@ -56,7 +56,10 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** @deprecated */
+        /**
+         * The older prefix's list answer's status and headers, without a body.
+         * @deprecated
+         */
         head: operations["headListRecordingsV1"];
         patch?: never;
         trace?: never;
@@ -77,7 +80,10 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** @deprecated */
+        /**
+         * The older prefix's recording answer's status and headers, without a body.
+         * @deprecated
+         */
         head: operations["headRecordingV1"];
         patch?: never;
         trace?: never;
@@ -370,7 +376,7 @@ export interface components {
              * @description The earliest transcoded_url expiry; null when none is known.
              */
             earliest_url_expiry?: string | null;
-            /** @description The generation tag the entry is stored under (`all` */
+            /** @description The generation tag the entry is stored under (`all`, or `all.list` for list pages). */
             generation?: string;
             /** @description With server.workers > 1, in tiers.l1 only: how many ready workers hold the entry; the fields above are then the most recently stored copy. */
             workers?: {
@@ -1091,7 +1097,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        openapi: string;
+                        paths: Record<string, never>;
+                    };
                 };
             };
         };
