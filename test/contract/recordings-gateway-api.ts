@@ -450,7 +450,7 @@ export interface components {
                 "application/json": components["schemas"]["Recording"];
             };
         };
-        /** @description If-None-Match matched one of the entry's ETags; no body. */
+        /** @description If-None-Match matched one of the entry's ETags; no body, and no Content-Type, Content-Encoding or Content-Length (RFC 9110 §15.4.5). */
         NotModified: {
             headers: {
                 ETag: components["headers"]["ETag"];
@@ -465,7 +465,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description Malformed Host or Host lines that differ (BAD_HOST), bad paging or unknown query parameters, content on a GET/HEAD (BAD_REQUEST). */
+        /** @description Malformed Host, Host lines that differ, or an absolute-form target naming another host than Host or carrying user info (BAD_HOST); bad paging or unknown query parameters, a recording id that is not valid percent-encoding, an absolute-form target of another scheme than http(s), content on a GET/HEAD (BAD_REQUEST). */
         BadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["NoStore"];
@@ -689,7 +689,7 @@ export interface components {
         PageNumber: number;
         /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
         PageSize: number;
-        /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+        /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
         RecordingId: string;
         ApiKey: string;
         /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
@@ -828,7 +828,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+                /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
                 id: components["parameters"]["RecordingId"];
             };
             cookie?: never;
@@ -862,7 +862,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+                /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
                 id: components["parameters"]["RecordingId"];
             };
             cookie?: never;
@@ -968,7 +968,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+                /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
                 id: components["parameters"]["RecordingId"];
             };
             cookie?: never;
@@ -1002,7 +1002,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+                /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
                 id: components["parameters"]["RecordingId"];
             };
             cookie?: never;
