@@ -685,7 +685,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+        /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
         PageNumber: number;
         /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
         PageSize: number;
@@ -748,7 +748,7 @@ export interface operations {
     listRecordings: {
         parameters: {
             query?: {
-                /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+                /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
                 page_number?: components["parameters"]["PageNumber"];
                 /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
                 page_size?: components["parameters"]["PageSize"];
@@ -784,7 +784,7 @@ export interface operations {
     headListRecordings: {
         parameters: {
             query?: {
-                /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+                /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
                 page_number?: components["parameters"]["PageNumber"];
                 /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
                 page_size?: components["parameters"]["PageSize"];
@@ -888,7 +888,7 @@ export interface operations {
     listRecordingsV1: {
         parameters: {
             query?: {
-                /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+                /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
                 page_number?: components["parameters"]["PageNumber"];
                 /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
                 page_size?: components["parameters"]["PageSize"];
@@ -924,7 +924,7 @@ export interface operations {
     headListRecordingsV1: {
         parameters: {
             query?: {
-                /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+                /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
                 page_number?: components["parameters"]["PageNumber"];
                 /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
                 page_size?: components["parameters"]["PageSize"];
@@ -1143,6 +1143,7 @@ export interface operations {
                 /** @description A UUID or a public link code. */
                 recording?: string;
                 page_number?: number;
+                /** @description 1 to listing.maxPageSize; default listing.defaultPageSize. */
                 page_size?: number;
             };
             header?: never;
