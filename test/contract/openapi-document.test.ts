@@ -10,12 +10,13 @@ import { startGateway } from '../helpers/gateway.js';
 import { configWith } from '../../src/config/load.js';
 import { MAX_PAGE_NUMBER } from '../../src/http/request/paging.js';
 
-/** Codes answered by the admin listener only (src/http/admin-handler.ts). */
+/** Codes answered by the admin listener only (src/http/admin-handler.ts, src/cluster/primary-admin.ts). */
 const ADMIN_CODES = [
   'PURGE_DISABLED',
   'ADMIN_UNAUTHORIZED',
   'PAYLOAD_TOO_LARGE',
   'PURGE_UNAVAILABLE',
+  'NOT_READY',
 ];
 
 void t.test('the document validates as OpenAPI 3.1', async (t) => {

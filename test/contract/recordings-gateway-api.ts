@@ -95,13 +95,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus text exposition (all names prefixed recgw_). */
+        /**
+         * Prometheus text exposition (all names prefixed recgw_).
+         * @description With server.workers > 1, the primary sums every ready worker's series with its own.
+         */
         get: operations["metrics"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The metrics answer's status and headers, without a body. */
+        head: operations["headMetrics"];
         patch?: never;
         trace?: never;
     };
@@ -118,7 +122,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The liveness answer's status and headers, without a body. */
+        head: operations["headHealthz"];
         patch?: never;
         trace?: never;
     };
@@ -129,13 +134,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Config loaded, listening, not shutting down. Redis down is degraded, still ready. */
+        /**
+         * Config loaded, listening, not shutting down. Redis down is degraded, still ready.
+         * @description With server.workers > 1, one ready worker answers; while none is (start-up, every worker
+         *     restarting) and once the primary is shutting down, the primary answers 503 itself, with
+         *     `redis` `unknown` (configured; the primary holds no connection) or `not-configured`, and
+         *     `workers`, the number of ready workers.
+         */
         get: operations["readyz"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The readiness answer's status and headers, without a body. */
+        head: operations["headReadyz"];
         patch?: never;
         trace?: never;
     };
@@ -152,7 +164,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** This document's status and headers, without a body. */
+        head: operations["headOpenapi"];
         patch?: never;
         trace?: never;
     };
@@ -196,7 +209,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The inspection answer's status and headers, without a body. */
+        head: operations["headInspectCache"];
         patch?: never;
         trace?: never;
     };
@@ -214,7 +228,7 @@ export interface components {
              * @description A stable code to classify on (src/errors.ts).
              * @enum {unknown}
              */
-            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE";
+            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE" | "NOT_READY";
         };
         Tag: {
             id: string;
@@ -637,7 +651,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description BAD_REQUEST (400), PURGE_DISABLED (403: no ADMIN_TOKEN), PAYLOAD_TOO_LARGE (413: body over 4 KB), PURGE_UNAVAILABLE (503: nothing was purged; retry). */
+        /** @description BAD_REQUEST (400), PURGE_DISABLED (403: no ADMIN_TOKEN), NOT_FOUND (404: no such path), PAYLOAD_TOO_LARGE (413: body over 4 KB), INTERNAL (500), PURGE_UNAVAILABLE (503: nothing was purged; retry). */
         AdminError: {
             headers: {
                 "Cache-Control": components["headers"]["NoStore"];
@@ -658,10 +672,20 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Another method than the endpoint's. */
+        /** @description NOT_READY, with server.workers > 1 while no worker is ready to answer (start-up, every worker restarting, shutdown). */
+        AdminNotReady: {
+            headers: {
+                "Cache-Control": components["headers"]["NoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Another method than the endpoint's (METHOD_NOT_ALLOWED). */
         AdminMethodNotAllowed: {
             headers: {
-                Allow: "GET" | "POST";
+                Allow: "GET, HEAD" | "POST";
                 "Cache-Control": components["headers"]["NoStore"];
                 [name: string]: unknown;
             };
@@ -672,14 +696,20 @@ export interface components {
         /** @description 200 ready or degraded (Redis down), 503 not ready (starting or shutting down). */
         Readiness: {
             headers: {
+                "Cache-Control": components["headers"]["NoStore"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": {
                     /** @enum {unknown} */
                     status: "ready" | "degraded" | "not-ready";
-                    /** @enum {unknown} */
-                    redis: "up" | "down" | "full" | "not-configured";
+                    /**
+                     * @description `unknown` only from a cluster primary with no ready worker: Redis is configured, and the primary holds no connection.
+                     * @enum {unknown}
+                     */
+                    redis: "up" | "down" | "full" | "not-configured" | "unknown";
+                    /** @description Only from a cluster primary with no ready worker (or shutting down); the workers ready. */
+                    workers?: number;
                 };
             };
         };
@@ -1043,6 +1073,29 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+        };
+    };
+    headMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            405: components["responses"]["AdminMethodNotAllowed"];
             500: components["responses"]["AdminError"];
         };
     };
@@ -1058,6 +1111,7 @@ export interface operations {
             /** @description Alive. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1067,6 +1121,32 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["AdminMethodNotAllowed"];
+        };
+    };
+    headHealthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "ok";
+                    };
+                };
+            };
+            405: components["responses"]["AdminMethodNotAllowed"];
         };
     };
     readyz: {
@@ -1079,6 +1159,23 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Readiness"];
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["Readiness"];
+        };
+    };
+    headReadyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Readiness"];
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
             503: components["responses"]["Readiness"];
         };
     };
@@ -1094,6 +1191,7 @@ export interface operations {
             /** @description The OpenAPI description of the public and admin APIs. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1103,6 +1201,36 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
+        };
+    };
+    headOpenapi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI description of the public and admin APIs. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        openapi: string;
+                        paths: Record<string, never>;
+                    };
+                };
+            };
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
         };
     };
     purge: {
@@ -1133,6 +1261,7 @@ export interface operations {
             403: components["responses"]["AdminError"];
             405: components["responses"]["AdminMethodNotAllowed"];
             413: components["responses"]["AdminError"];
+            500: components["responses"]["AdminError"];
             503: components["responses"]["AdminError"];
         };
     };
@@ -1167,6 +1296,41 @@ export interface operations {
             403: components["responses"]["AdminError"];
             405: components["responses"]["AdminMethodNotAllowed"];
             500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
+        };
+    };
+    headInspectCache: {
+        parameters: {
+            query: {
+                workspace: components["schemas"]["Workspace"];
+                /** @description A UUID or a public link code. */
+                recording?: string;
+                page_number?: number;
+                /** @description 1 to listing.maxPageSize; default listing.defaultPageSize. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resource's entries in each tier. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CacheInspection"];
+                };
+            };
+            400: components["responses"]["AdminError"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminError"];
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
         };
     };
 }
