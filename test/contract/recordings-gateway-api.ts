@@ -506,7 +506,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description RECORDING_NOT_FOUND or a page the upstream does not have (remembered for cache.ttl.notFound, with the cache headers), NO_WORKSPACE, or NOT_FOUND (no such route). */
+        /** @description RECORDING_NOT_FOUND or a page the upstream does not have (remembered for cache.ttl.notFound, with the cache headers), NO_WORKSPACE, or NOT_FOUND (no such route). The upstream's 404 is no verdict on the key (it answers 404 for a workspace it does not know, whatever the key), so a key with no verdict yet keeps asking the upstream until a 200 proves it. */
         NotFound: {
             headers: {
                 "Cache-Control": string;
