@@ -1,6 +1,7 @@
 // An absolute-form target is its origin form when its host is Host's (case aside); any other is
 // the 400 it is answered with.
 import t from 'tap';
+import fc from 'fast-check';
 import { originFormOf } from '../../../../src/http/request/absolute-form.js';
 import { GatewayError } from '../../../../src/errors.js';
 
@@ -37,3 +38,36 @@ void t.test('another host, user info, another scheme, no Host: a 400', (t) => {
   );
   t.end();
 });
+
+void t.test(
+  'property: http(s)://Host + origin form is that origin form; another host is a 400',
+  (t) => {
+    const host = fc
+      .tuple(
+        fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?$/),
+        fc.option(fc.integer({ min: 1, max: 65535 })),
+      )
+      .map(([name, port]) => `${name}.localhost${port === null ? '' : `:${port}`}`);
+    const origin = fc
+      .tuple(fc.webPath(), fc.option(fc.webQueryParameters()))
+      .map(
+        ([path, query]) =>
+          `${path.startsWith('/') ? path : `/${path}`}${query === null ? '' : `?${query}`}`,
+      );
+    fc.assert(
+      fc.property(
+        fc.constantFrom('http', 'https', 'HTTP'),
+        host,
+        host,
+        origin,
+        (scheme, a, b, path) => {
+          t.equal(originFormOf(`${scheme}://${a}${path}`, a.toUpperCase()), path);
+          const other = originFormOf(`${scheme}://${b}${path}`, a);
+          if (a.toLowerCase() === b.toLowerCase()) t.equal(other, path);
+          else t.equal((other as GatewayError).code, 'BAD_HOST');
+        },
+      ),
+    );
+    t.end();
+  },
+);
