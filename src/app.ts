@@ -33,6 +33,7 @@ import { Quotas } from './limits/quotas.js';
 import { RedisQuotaStore } from './limits/redis-quota-store.js';
 import { RedisPurgeStore } from './purge/redis-store.js';
 import { SharedRedis } from './redis/shared-redis.js';
+import { redisConfigured } from './redis/connection.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { openApiJson } from './openapi/document.js';
 import { createSigner } from './signing/create-signer.js';
@@ -127,8 +128,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     });
   const redisLogger = logger.child({ component: 'redis' });
   const redis =
-    deps.redis !== null &&
-    (initial.cache.redis.url !== null || initial.cache.redis.nodes.length > 0)
+    deps.redis !== null && redisConfigured(initial.cache.redis)
       ? new SharedRedis(initial.cache.redis, { metrics, logger: redisLogger })
       : null;
   const purgeStore =

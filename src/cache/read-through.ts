@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import { GatewayError, KeyRefused, UpstreamError } from '../errors.js';
+import { keyVerdictOf } from '../auth/upstream-verdict.js';
 import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
@@ -216,13 +217,14 @@ export class ReadThrough {
 
   /**
    * A key with no verdict yet proves itself with its own upstream request: never an answer from
-   * the cache, nor from a fetch made with another key. A 200 or a 404 proves the key: the
-   * upstream checks the key before it looks anything up.
+   * the cache, nor from a fetch made with another key. What its answer says of the key is
+   * keyVerdictOf's rule (a 404 says nothing).
    */
   async prove(lookup: Lookup): Promise<Served> {
     const generation = await this.tiers.generation(lookup.workspace);
-    return this.ownFetch(lookup, generation, undefined, () => {
-      this.deps.keyLearned(lookup, true);
+    return this.ownFetch(lookup, generation, undefined, (served) => {
+      const valid = keyVerdictOf(served.entry.status);
+      if (valid !== undefined) this.deps.keyLearned(lookup, valid);
     });
   }
 
@@ -231,12 +233,12 @@ export class ReadThrough {
     lookup: Lookup,
     generation: Generation,
     fallback: CacheEntry | undefined,
-    proved?: () => void,
+    proved?: (served: Served) => void,
   ): Promise<Served> {
     const flightKey = `${flightKeyOf(lookup.workspace, generation, lookup.key)}\n${lookup.keyHash}`;
     const fetch = async (): Promise<Served> => {
       const served = await this.fromUpstream(lookup, generation, fallback);
-      proved?.();
+      proved?.(served);
       return served;
     };
     return this.flights.get(flightKey) ?? this.fly(flightKey, lookup, fetch);
@@ -448,7 +450,7 @@ export class ReadThrough {
     // δ of refresh-ahead, on the flow's own clock (tests move it); a clock step back counts as 0.
     const fetchMs = Math.max(0, now - started);
     if (answer.status === 401) {
-      this.deps.keyLearned(lookup, false);
+      this.deps.keyLearned(lookup, keyVerdictOf(answer.status)!);
       throw new KeyRefused(lookup.keyHash);
     }
     if (answer.status === 404) {

@@ -11,7 +11,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { forward, relay, type Answer } from './admin-forward.js';
-import { send } from '../http/admin-handler.js';
+import { methodNotAllowed, send } from '../http/admin-handler.js';
+import { adminRoute, type AdminPath } from '../http/admin-routes.js';
 import { aggregateMetrics, type WorkerMetrics } from './aggregate-metrics.js';
 import { mergeInspections, type WorkerInspection } from './merge-inspection.js';
 
@@ -38,6 +39,8 @@ export interface PrimaryAdminDeps {
   readonly ready: () => readonly ReadyWorker[];
   /** True once the primary is shutting down. */
   readonly stopping: () => boolean;
+  /** Whether Redis is configured: the primary holds no connection, so up or down it cannot tell. */
+  readonly redisConfigured: boolean;
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
@@ -65,8 +68,13 @@ export function primaryAdminHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   let turn = 0;
   const unavailable = (res: ServerResponse, path: string): void => {
+    // The same fields a worker's /readyz has, so a probe or dashboard parses one shape.
     if (path === '/readyz')
-      return send(res, 503, { status: 'not-ready', workers: deps.ready().length });
+      return send(res, 503, {
+        status: 'not-ready',
+        redis: deps.redisConfigured ? 'unknown' : 'not-configured',
+        workers: deps.ready().length,
+      });
     if (path === '/admin/purge')
       return send(res, 503, {
         error: 'No worker confirmed the purge; retry (a repeated purge is harmless)',
@@ -75,8 +83,13 @@ export function primaryAdminHandler(
     send(res, 503, { error: 'No worker is ready', code: 'NOT_READY' });
   };
 
-  const proxy = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
-    const body = await readBody(req);
+  const proxy = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: AdminPath,
+  ): Promise<void> => {
+    // Only a purge has a body to pass on; any other request's is not read, nor refused for its size.
+    const body = path === '/admin/purge' ? await readBody(req) : Buffer.alloc(0);
     if (body === undefined) {
       res.setHeader('Connection', 'close');
       return send(res, 413, {
@@ -115,9 +128,12 @@ export function primaryAdminHandler(
   };
 
   return (req, res) => {
-    const path = (req.url ?? '').split('?')[0] ?? '';
+    const route = adminRoute((req.url ?? '').split('?')[0] ?? '', req.method);
+    if (route === null) return send(res, 404, { error: 'Not found', code: 'NOT_FOUND' });
+    if ('allow' in route) return methodNotAllowed(res, route.allow);
+    const { path } = route;
     if (path === '/healthz') return send(res, 200, { status: 'ok' });
-    if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+    if (path === '/metrics') {
       aggregateMetrics(
         deps.ready().map(({ worker }) => worker),
         deps.requests,
@@ -126,7 +142,7 @@ export function primaryAdminHandler(
         ({ text, contentType }) => send(res, 200, text, contentType),
         (error: unknown) => {
           deps.logger.error({ err: error }, 'metrics aggregation failed');
-          send(res, 500, { error: 'scrape failed' });
+          send(res, 500, { error: 'scrape failed', code: 'INTERNAL' });
         },
       );
       return;

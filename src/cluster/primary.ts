@@ -16,6 +16,7 @@ import { flushLogger } from '../observability/logger.js';
 import { WorkerMetrics } from './aggregate-metrics.js';
 import { isMessage, type WorkerReady } from './messages.js';
 import { primaryAdminHandler, type ReadyWorker } from './primary-admin.js';
+import { redisConfigured } from '../redis/connection.js';
 import { restartDelay, STABLE_AFTER_MS } from './restart-backoff.js';
 import { WORKER_SLOT_ENV } from './worker.js';
 
@@ -84,6 +85,7 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
       requests,
       ready,
       stopping: () => stopping,
+      redisConfigured: redisConfigured(config.cache.redis),
     }),
   );
   const adminAddress = await listen(admin, { port: config.admin.port, host: config.admin.host });

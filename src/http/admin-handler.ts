@@ -16,6 +16,7 @@ import type { WorkspaceId } from '../brands.js';
 import { parseCacheQuery } from './request/admin-cache-query.js';
 import { parsePurgeBody } from './request/purge-body.js';
 import { RefusalLog } from './refusal-log.js';
+import { adminRoute } from './admin-routes.js';
 
 const MAX_PURGE_BODY = 4096;
 
@@ -210,13 +211,16 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
   return (req, res) => {
     const url = req.url ?? '';
     const queryAt = url.indexOf('?');
-    const path = queryAt === -1 ? url : url.slice(0, queryAt);
-    if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+    const route = adminRoute(queryAt === -1 ? url : url.slice(0, queryAt), req.method);
+    if (route === null) return send(res, 404, { error: 'Not found', code: 'NOT_FOUND' });
+    if ('allow' in route) return methodNotAllowed(res, route.allow);
+    const { path } = route;
+    if (path === '/metrics') {
       deps.metrics.scrape().then(
         (text) => send(res, 200, text, deps.metrics.registry.contentType),
         (error: unknown) => {
           deps.logger.error({ err: error }, 'metrics scrape failed');
-          send(res, 500, { error: 'scrape failed' });
+          send(res, 500, { error: 'scrape failed', code: 'INTERNAL' });
         },
       );
       return;
@@ -237,21 +241,15 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       });
     }
     if (path === '/admin/purge') {
-      if (req.method !== 'POST') {
-        res.setHeader('Allow', 'POST');
-        return send(res, 405, { error: 'Use POST', code: 'METHOD_NOT_ALLOWED' });
-      }
       void purge(req, res);
       return;
     }
-    if (path === '/admin/cache') {
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.setHeader('Allow', 'GET');
-        return send(res, 405, { error: 'Use GET', code: 'METHOD_NOT_ALLOWED' });
-      }
-      void inspect(req, res, queryAt === -1 ? '' : url.slice(queryAt + 1));
-      return;
-    }
-    send(res, 404, { error: 'Not found', code: 'NOT_FOUND' });
+    void inspect(req, res, queryAt === -1 ? '' : url.slice(queryAt + 1));
   };
+}
+
+/** A 405 naming the methods the route serves (RFC 9110 §15.5.6). */
+export function methodNotAllowed(res: ServerResponse, allow: string): void {
+  res.setHeader('Allow', allow);
+  send(res, 405, { error: `Use ${allow}`, code: 'METHOD_NOT_ALLOWED' });
 }

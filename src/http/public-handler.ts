@@ -23,7 +23,7 @@ import type { ResourceKey } from '../cache/entry/keys.js';
 import type { ReadThrough } from '../cache/read-through.js';
 import type { Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
-import { GatewayError, KeyRefused } from '../errors.js';
+import { GatewayError, KeyRefused, ValidationError } from '../errors.js';
 import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
 import type { Quotas } from '../limits/quotas.js';
 import { RateLimitFieldMemo, type RateLimitFields } from '../limits/rate-limit-headers.js';
@@ -39,12 +39,14 @@ import { StatusMetrics } from './status-metrics.js';
 import { ResponseMemo, writeEntry, writeError, type ResponseContext } from './respond.js';
 import { RequestTargetMemo } from './request/target.js';
 import { ALLOW } from './request/route.js';
+import { originFormOf } from './request/absolute-form.js';
 
 /**
  * Logged and counted for a request whose client went away before its answer (nginx's 499):
  * every request gets its log line and its http_requests_total sample, answered or not.
  */
 const CLIENT_CLOSED = 499;
+const SLASH = 0x2f;
 
 /** Collaborators of the public handler. */
 export interface PublicHandlerDeps {
@@ -132,7 +134,10 @@ export class PublicHandler {
     // Read once: node's `headers` is a getter.
     const headers = req.headers;
     const requestId = this.ids.for(headers['x-request-id'] as string | undefined);
-    const target = this.targets.target(req.url ?? '');
+    const url = req.url ?? '';
+    // Origin form unless a client sent the absolute form (absolute-form.ts), which answers alike.
+    const origin = url.charCodeAt(0) === SLASH ? url : originFormOf(url, headers.host);
+    const target = typeof origin === 'string' ? this.targets.target(origin) : null;
     const route = target?.match.route ?? 'unmatched';
     const trace: Trace = {
       requestId,
@@ -152,6 +157,7 @@ export class PublicHandler {
       // The workspace comes first: a request for no workspace is not this API's at all.
       const workspace = this.hosts.workspace(req.rawHeaders, config.server);
       trace.workspace = workspace;
+      if (typeof origin !== 'string') throw origin;
       if (target === null) throw new GatewayError('NOT_FOUND');
       const { match } = target;
       if (req.method !== 'GET' && req.method !== 'HEAD')
@@ -175,6 +181,8 @@ export class PublicHandler {
         ({ page, key } = this.listQueries.parse(match.query, config.listing));
       } else {
         rejectAnyQuery(match.query);
+        if (target.badIdEncoding)
+          throw new ValidationError('id', 'The recording id is not valid percent-encoding');
         // Not a UUID nor a link code: it cannot exist, so no upstream call is made for it.
         if (target.recording === undefined) throw new GatewayError('RECORDING_NOT_FOUND');
         key = target.recording;

@@ -130,10 +130,11 @@ export function writeEntry(
           `private, max-age=${outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, left)}`,
           cacheStatus(entry, outcome, now),
         ];
-  // Name/value pairs, one pair a line.
+  // Name/value pairs, one pair a line. Content-Type, Content-Encoding and Content-Length describe
+  // the body, so they are added only when one is sent: a 304 carries the fields RFC 9110 §15.4.5
+  // lists (ETag, Vary, Cache-Control; Age and Cache-Status guide caches) and no others.
   // prettier-ignore
   const headers: string[] = [
-    'Content-Type', JSON_TYPE,
     'ETag', etag,
     'Cache-Control', cacheControl,
     'Age', String(ageSeconds(entry, now)),
@@ -143,7 +144,6 @@ export function writeEntry(
     // identity first and encoded a moment later (RFC 9110 §12.5.5).
     'Vary', 'Accept-Encoding',
   ];
-  if (coding !== 'identity') headers.push('Content-Encoding', coding);
   pushContextHeaders(headers, ctx);
   const inm = requestHeaders['if-none-match'];
   if (inm !== undefined && entry.status === 200 && noneMatchHolds(inm, entry)) {
@@ -151,6 +151,8 @@ export function writeEntry(
     res.end();
     return 304;
   }
+  headers.push('Content-Type', JSON_TYPE);
+  if (coding !== 'identity') headers.push('Content-Encoding', coding);
   headers.push('Content-Length', String(body.length));
   res.writeHead(entry.status, headers);
   if (ctx.head) res.end();

@@ -13,6 +13,11 @@ export type RedisConfig = Config['cache']['redis'];
 /** Longest pause between reconnect attempts: Redis coming back is noticed within about this. */
 export const MAX_RECONNECT_DELAY_MS = 2000;
 
+/** Whether a shared Redis is configured at all (a url, or nodes). */
+export function redisConfigured(config: RedisConfig): boolean {
+  return config.url !== null || config.nodes.length > 0;
+}
+
 /**
  * Reconnect forever with capped exponential backoff plus jitter (so a fleet does not reconnect
  * in lockstep); returning a number, never null, is what keeps ioredis retrying.

@@ -7,13 +7,16 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { ERROR_CODES } from '../../src/errors.js';
 import { readOpenApiDocument } from '../../src/openapi/document.js';
 import { startGateway } from '../helpers/gateway.js';
+import { configWith } from '../../src/config/load.js';
+import { MAX_PAGE_NUMBER } from '../../src/http/request/paging.js';
 
-/** Codes answered by the admin listener only (src/http/admin-handler.ts). */
+/** Codes answered by the admin listener only (src/http/admin-handler.ts, src/cluster/primary-admin.ts). */
 const ADMIN_CODES = [
   'PURGE_DISABLED',
   'ADMIN_UNAUTHORIZED',
   'PAYLOAD_TOO_LARGE',
   'PURGE_UNAVAILABLE',
+  'NOT_READY',
 ];
 
 void t.test('the document validates as OpenAPI 3.1', async (t) => {
@@ -49,4 +52,34 @@ void t.test('GET /openapi.json on the admin listener serves the document', async
   t.equal(res.status, 200);
   t.match(res.headers['content-type'], /^application\/json/);
   t.same(res.json(), readOpenApiDocument());
+});
+
+void t.test('paging bounds and defaults are the ones the gateway enforces', (t) => {
+  const document = readOpenApiDocument() as any;
+  const { listing } = configWith({});
+  const pageNumber = document.components.parameters.PageNumber.schema;
+  const pageSize = document.components.parameters.PageSize.schema;
+  t.same(
+    pageNumber,
+    { type: 'integer', minimum: 1, maximum: MAX_PAGE_NUMBER, default: 1 },
+    'page_number',
+  );
+  t.same(
+    pageSize,
+    {
+      type: 'integer',
+      minimum: 1,
+      maximum: listing.maxPageSize,
+      default: listing.defaultPageSize,
+    },
+    'page_size',
+  );
+  const parameters = document.paths['/admin/cache'].get.parameters as Array<{
+    name: string;
+    schema: unknown;
+  }>;
+  const inspection = Object.fromEntries(parameters.map((p) => [p.name, p.schema]));
+  t.same(inspection.page_number, pageNumber, 'GET /admin/cache page_number');
+  t.same(inspection.page_size, pageSize, 'GET /admin/cache page_size');
+  t.end();
 });

@@ -56,7 +56,10 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** @deprecated */
+        /**
+         * The older prefix's list answer's status and headers, without a body.
+         * @deprecated
+         */
         head: operations["headListRecordingsV1"];
         patch?: never;
         trace?: never;
@@ -77,7 +80,10 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** @deprecated */
+        /**
+         * The older prefix's recording answer's status and headers, without a body.
+         * @deprecated
+         */
         head: operations["headRecordingV1"];
         patch?: never;
         trace?: never;
@@ -89,13 +95,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus text exposition (all names prefixed recgw_). */
+        /**
+         * Prometheus text exposition (all names prefixed recgw_).
+         * @description With server.workers > 1, the primary sums every ready worker's series with its own.
+         */
         get: operations["metrics"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The metrics answer's status and headers, without a body. */
+        head: operations["headMetrics"];
         patch?: never;
         trace?: never;
     };
@@ -112,7 +122,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The liveness answer's status and headers, without a body. */
+        head: operations["headHealthz"];
         patch?: never;
         trace?: never;
     };
@@ -123,13 +134,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Config loaded, listening, not shutting down. Redis down is degraded, still ready. */
+        /**
+         * Config loaded, listening, not shutting down. Redis down is degraded, still ready.
+         * @description With server.workers > 1, one ready worker answers; while none is (start-up, every worker
+         *     restarting) and once the primary is shutting down, the primary answers 503 itself, with
+         *     `redis` `unknown` (configured; the primary holds no connection) or `not-configured`, and
+         *     `workers`, the number of ready workers.
+         */
         get: operations["readyz"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The readiness answer's status and headers, without a body. */
+        head: operations["headReadyz"];
         patch?: never;
         trace?: never;
     };
@@ -146,7 +164,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** This document's status and headers, without a body. */
+        head: operations["headOpenapi"];
         patch?: never;
         trace?: never;
     };
@@ -190,7 +209,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The inspection answer's status and headers, without a body. */
+        head: operations["headInspectCache"];
         patch?: never;
         trace?: never;
     };
@@ -208,7 +228,7 @@ export interface components {
              * @description A stable code to classify on (src/errors.ts).
              * @enum {unknown}
              */
-            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE";
+            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE" | "NOT_READY";
         };
         Tag: {
             id: string;
@@ -370,7 +390,7 @@ export interface components {
              * @description The earliest transcoded_url expiry; null when none is known.
              */
             earliest_url_expiry?: string | null;
-            /** @description The generation tag the entry is stored under (`all` */
+            /** @description The generation tag the entry is stored under (`all`, or `all.list` for list pages). */
             generation?: string;
             /** @description With server.workers > 1, in tiers.l1 only: how many ready workers hold the entry; the fields above are then the most recently stored copy. */
             workers?: {
@@ -444,7 +464,7 @@ export interface components {
                 "application/json": components["schemas"]["Recording"];
             };
         };
-        /** @description If-None-Match matched one of the entry's ETags; no body. */
+        /** @description If-None-Match matched one of the entry's ETags; no body, and no Content-Type, Content-Encoding or Content-Length (RFC 9110 §15.4.5). */
         NotModified: {
             headers: {
                 ETag: components["headers"]["ETag"];
@@ -459,7 +479,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description Malformed Host or Host lines that differ (BAD_HOST), bad paging or unknown query parameters, content on a GET/HEAD (BAD_REQUEST). */
+        /** @description Malformed Host, Host lines that differ, or an absolute-form target naming another host than Host or carrying user info (BAD_HOST); bad paging or unknown query parameters, a recording id that is not valid percent-encoding, an absolute-form target of another scheme than http(s), content on a GET/HEAD (BAD_REQUEST). */
         BadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["NoStore"];
@@ -486,7 +506,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description RECORDING_NOT_FOUND or a page the upstream does not have (remembered for cache.ttl.notFound, with the cache headers), NO_WORKSPACE, or NOT_FOUND (no such route). */
+        /** @description RECORDING_NOT_FOUND or a page the upstream does not have (remembered for cache.ttl.notFound, with the cache headers), NO_WORKSPACE, or NOT_FOUND (no such route). The upstream's 404 is no verdict on the key (it answers 404 for a workspace it does not know, whatever the key), so a key with no verdict yet keeps asking the upstream until a 200 proves it. */
         NotFound: {
             headers: {
                 "Cache-Control": string;
@@ -631,7 +651,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description BAD_REQUEST (400), PURGE_DISABLED (403: no ADMIN_TOKEN), PAYLOAD_TOO_LARGE (413: body over 4 KB), PURGE_UNAVAILABLE (503: nothing was purged; retry). */
+        /** @description BAD_REQUEST (400), PURGE_DISABLED (403: no ADMIN_TOKEN), NOT_FOUND (404: no such path), PAYLOAD_TOO_LARGE (413: body over 4 KB), INTERNAL (500), PURGE_UNAVAILABLE (503: nothing was purged; retry). */
         AdminError: {
             headers: {
                 "Cache-Control": components["headers"]["NoStore"];
@@ -652,10 +672,20 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Another method than the endpoint's. */
+        /** @description NOT_READY, with server.workers > 1 while no worker is ready to answer (start-up, every worker restarting, shutdown). */
+        AdminNotReady: {
+            headers: {
+                "Cache-Control": components["headers"]["NoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Another method than the endpoint's (METHOD_NOT_ALLOWED). */
         AdminMethodNotAllowed: {
             headers: {
-                Allow: "GET" | "POST";
+                Allow: "GET, HEAD" | "POST";
                 "Cache-Control": components["headers"]["NoStore"];
                 [name: string]: unknown;
             };
@@ -666,24 +696,30 @@ export interface components {
         /** @description 200 ready or degraded (Redis down), 503 not ready (starting or shutting down). */
         Readiness: {
             headers: {
+                "Cache-Control": components["headers"]["NoStore"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": {
                     /** @enum {unknown} */
                     status: "ready" | "degraded" | "not-ready";
-                    /** @enum {unknown} */
-                    redis: "up" | "down" | "full" | "not-configured";
+                    /**
+                     * @description `unknown` only from a cluster primary with no ready worker: Redis is configured, and the primary holds no connection.
+                     * @enum {unknown}
+                     */
+                    redis: "up" | "down" | "full" | "not-configured" | "unknown";
+                    /** @description Only from a cluster primary with no ready worker (or shutting down); the workers ready. */
+                    workers?: number;
                 };
             };
         };
     };
     parameters: {
-        /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+        /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
         PageNumber: number;
         /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
         PageSize: number;
-        /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+        /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
         RecordingId: string;
         ApiKey: string;
         /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
@@ -743,7 +779,7 @@ export interface operations {
     listRecordings: {
         parameters: {
             query?: {
-                /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+                /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
                 page_number?: components["parameters"]["PageNumber"];
                 /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
                 page_size?: components["parameters"]["PageSize"];
@@ -779,7 +815,7 @@ export interface operations {
     headListRecordings: {
         parameters: {
             query?: {
-                /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+                /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
                 page_number?: components["parameters"]["PageNumber"];
                 /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
                 page_size?: components["parameters"]["PageSize"];
@@ -823,7 +859,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+                /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
                 id: components["parameters"]["RecordingId"];
             };
             cookie?: never;
@@ -857,7 +893,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+                /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
                 id: components["parameters"]["RecordingId"];
             };
             cookie?: never;
@@ -883,7 +919,7 @@ export interface operations {
     listRecordingsV1: {
         parameters: {
             query?: {
-                /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+                /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
                 page_number?: components["parameters"]["PageNumber"];
                 /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
                 page_size?: components["parameters"]["PageSize"];
@@ -919,7 +955,7 @@ export interface operations {
     headListRecordingsV1: {
         parameters: {
             query?: {
-                /** @description Decimal digits only (no sign, exponent, fraction or spaces); default 1. */
+                /** @description Decimal digits only (no sign, exponent, fraction or spaces), at most nine; default 1. */
                 page_number?: components["parameters"]["PageNumber"];
                 /** @description Decimal digits only; 1 to listing.maxPageSize (100); default listing.defaultPageSize (30). */
                 page_size?: components["parameters"]["PageSize"];
@@ -963,7 +999,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+                /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
                 id: components["parameters"]["RecordingId"];
             };
             cookie?: never;
@@ -997,7 +1033,7 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description A UUID (any case; served under its lower-case form) or a public link code. Anything else is 404 without an upstream call. */
+                /** @description A UUID (any case; served under its lower-case form) or a public link code, percent-decoded once (`%61bc` is `abc`; not valid percent-encoding is 400). Anything else is 404 without an upstream call. */
                 id: components["parameters"]["RecordingId"];
             };
             cookie?: never;
@@ -1038,6 +1074,29 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+        };
+    };
+    headMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            405: components["responses"]["AdminMethodNotAllowed"];
             500: components["responses"]["AdminError"];
         };
     };
@@ -1053,6 +1112,7 @@ export interface operations {
             /** @description Alive. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1062,6 +1122,32 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["AdminMethodNotAllowed"];
+        };
+    };
+    headHealthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "ok";
+                    };
+                };
+            };
+            405: components["responses"]["AdminMethodNotAllowed"];
         };
     };
     readyz: {
@@ -1074,6 +1160,23 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Readiness"];
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["Readiness"];
+        };
+    };
+    headReadyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Readiness"];
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
             503: components["responses"]["Readiness"];
         };
     };
@@ -1089,12 +1192,46 @@ export interface operations {
             /** @description The OpenAPI description of the public and admin APIs. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        openapi: string;
+                        paths: Record<string, never>;
+                    };
                 };
             };
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
+        };
+    };
+    headOpenapi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI description of the public and admin APIs. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        openapi: string;
+                        paths: Record<string, never>;
+                    };
+                };
+            };
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
         };
     };
     purge: {
@@ -1125,6 +1262,7 @@ export interface operations {
             403: components["responses"]["AdminError"];
             405: components["responses"]["AdminMethodNotAllowed"];
             413: components["responses"]["AdminError"];
+            500: components["responses"]["AdminError"];
             503: components["responses"]["AdminError"];
         };
     };
@@ -1135,6 +1273,7 @@ export interface operations {
                 /** @description A UUID or a public link code. */
                 recording?: string;
                 page_number?: number;
+                /** @description 1 to listing.maxPageSize; default listing.defaultPageSize. */
                 page_size?: number;
             };
             header?: never;
@@ -1158,6 +1297,41 @@ export interface operations {
             403: components["responses"]["AdminError"];
             405: components["responses"]["AdminMethodNotAllowed"];
             500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
+        };
+    };
+    headInspectCache: {
+        parameters: {
+            query: {
+                workspace: components["schemas"]["Workspace"];
+                /** @description A UUID or a public link code. */
+                recording?: string;
+                page_number?: number;
+                /** @description 1 to listing.maxPageSize; default listing.defaultPageSize. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resource's entries in each tier. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CacheInspection"];
+                };
+            };
+            400: components["responses"]["AdminError"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminError"];
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
         };
     };
 }

@@ -4,7 +4,7 @@
  * naming the parameter; nothing malformed reaches the cache.
  */
 import { parseRecordingId } from './recording-id.js';
-import type { PageLimits } from './paging.js';
+import { MAX_PAGE_NUMBER, type PageLimits } from './paging.js';
 import { asWorkspaceId, type WorkspaceId } from '../../brands.js';
 import { listKey, recordingKey, type ResourceKey } from '../../cache/entry/keys.js';
 
@@ -40,7 +40,7 @@ export function parseCacheQuery(query: string, limits: PageLimits): CacheQuery |
     if (id === undefined) return '"recording" must be a UUID or a public link code';
     return { workspace, key: recordingKey(id), resource: { recording: id } };
   }
-  const pageNumber = integer(params.get('page_number'), 1, 999_999_999);
+  const pageNumber = integer(params.get('page_number'), 1, MAX_PAGE_NUMBER);
   if (pageNumber === undefined) return '"page_number" must be an integer of at least 1';
   const pageSize = integer(params.get('page_size'), limits.defaultPageSize, limits.maxPageSize);
   if (pageSize === undefined)

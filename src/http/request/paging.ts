@@ -13,7 +13,8 @@ const ALLOWED = `${PAGE_NUMBER}, ${PAGE_SIZE}`;
 // Nine digits stay far inside Number.MAX_SAFE_INTEGER, so no value can lose precision or become
 // Infinity on the way to the upstream; longer inputs are refused, not rounded.
 const MAX_DIGITS = 9;
-const MAX_PAGE_NUMBER = 999_999_999;
+/** The largest page_number accepted (the document's maximum is this constant). */
+export const MAX_PAGE_NUMBER = 999_999_999;
 const PERCENT = 0x25;
 // RFC 3986 §2.1: "%" must start a two-hex-digit escape.
 const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;

@@ -16,8 +16,21 @@ export function parseRecordingId(segment: string): string | undefined {
   // fits the link-code pattern; UUID-shaped input is always taken as a UUID (recordingKey says why).
   const uuid = canonicalUuid(segment);
   if (uuid !== undefined) return uuid;
-  // Link codes are matched raw: percent-encoded text is never a valid code, so it is not decoded.
   return LINK_CODE.test(segment) ? segment : undefined;
+}
+
+/**
+ * The `{id}` segment decoded once (RFC 3986 §2.1: `%61bc` is `abc`), so an encoded id names the
+ * same recording as its plain form; a second layer (`%2561`) stays text and matches no id. Null
+ * when the segment is not valid percent-encoding of UTF-8 (a stray `%`, `%zz`, `%FF`): a 400.
+ */
+export function decodeIdSegment(segment: string): string | null {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -30,8 +30,9 @@ const UNSAFE_SEGMENT = /^(?:\.|%2e)$|(?:\.|%2e){2}|%2f|%5c|[\\#]/i;
  */
 export function matchRoute(url: string): RouteMatch | undefined {
   let version: RouteMatch['version'];
-  // The path is compared exactly: RFC 3986 §6.2.2.1 makes paths case-sensitive, and absolute-form
-  // or "//"-prefixed targets simply fail to start with the prefix.
+  // The path is compared exactly: RFC 3986 §6.2.2.1 makes paths case-sensitive, and "//"-prefixed
+  // targets simply fail to start with the prefix (absolute forms arrive here as their origin
+  // form: absolute-form.ts).
   if (url.startsWith(V2_LIST)) version = 'v2';
   else if (url.startsWith(V1_LIST)) version = 'v1';
   else return undefined;

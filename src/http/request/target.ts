@@ -5,7 +5,7 @@
  * remembered (bounded): a repeated request then costs one map lookup instead of the path checks,
  * the unsafe-segment pattern and the UUID parse.
  */
-import { parseRecordingKey } from './recording-id.js';
+import { decodeIdSegment, parseRecordingKey } from './recording-id.js';
 import { BoundedMemo } from '../../bounded-memo.js';
 import type { ResourceKey } from '../../cache/entry/keys.js';
 import { matchRoute, type RouteMatch } from './route.js';
@@ -19,10 +19,13 @@ export interface RequestTarget {
    */
   readonly successorLink: string | null;
   /**
-   * On the recording route: the key its `{id}` names, or undefined when the id is neither a UUID
-   * nor a link code (answered 404 without an upstream call). Undefined on the list route.
+   * On the recording route: the key its `{id}` names once percent-decoded, or undefined when the
+   * id is neither a UUID nor a link code (answered 404 without an upstream call). Undefined on
+   * the list route.
    */
   readonly recording: ResourceKey | undefined;
+  /** On the recording route, an `{id}` that is not valid percent-encoding (answered 400). */
+  readonly badIdEncoding: boolean;
 }
 
 const V1_PREFIX_LENGTH = '/api/external/v1'.length;
@@ -31,13 +34,15 @@ const V1_PREFIX_LENGTH = '/api/external/v1'.length;
 export function requestTarget(url: string): RequestTarget | null {
   const match = matchRoute(url);
   if (match === undefined) return null;
+  const id = match.route === 'recording' ? decodeIdSegment(match.idSegment ?? '') : null;
   return Object.freeze({
     match: Object.freeze(match),
     successorLink:
       match.version === 'v1'
         ? `</api/external/v2${url.slice(V1_PREFIX_LENGTH)}>; rel="successor-version"`
         : null,
-    recording: match.route === 'recording' ? parseRecordingKey(match.idSegment ?? '') : undefined,
+    recording: id === null ? undefined : parseRecordingKey(id),
+    badIdEncoding: match.route === 'recording' && id === null,
   });
 }
 

@@ -65,6 +65,10 @@ export function queryVerdict(query: string): Verdict {
 export function targetVerdict(target: string): Verdict {
   // Bytes outside printable ASCII are refused by node's parser or by the routes; "#" never starts a valid part.
   if (!/^[\x21-\x7e]*$/.test(target) || target.includes('#')) return refuse;
+  // RFC 9112 §3.2.2: an absolute-form target answers as its origin form when its host is the
+  // Host header's; the fuzz's Host always carries a port and its absolute forms never do, so each
+  // names another host: a 400.
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target)) return { kind: 'refuse', status: 400 };
   const mark = target.indexOf('?');
   const path = mark === -1 ? target : target.slice(0, mark);
   const query = mark === -1 ? '' : target.slice(mark + 1);
@@ -74,14 +78,19 @@ export function targetVerdict(target: string): Verdict {
     const segment = path.slice(prefix.length + 1);
     if (segment.includes('/')) return refuse;
     if (query !== '') return { kind: 'refuse', status: 400 };
-    const found = UUID.test(segment)
-      ? ACME.find((r) => r.id === segment.toLowerCase())
-      : LINK_CODE.test(segment)
-        ? ACME.find((r) => r.public_link_id === segment)
+    // The id is percent-decoded once (RFC 3986 §2.1); a segment that is not valid encoding is a
+    // 400, unless it is also a dot or slash segment, which may be refused first (404).
+    const id = safeDecode(segment);
+    if (id === undefined)
+      return /[.\\]|%2[ef]|%5c/i.test(segment) ? refuse : { kind: 'refuse', status: 400 };
+    const found = UUID.test(id)
+      ? ACME.find((r) => r.id === id.toLowerCase())
+      : LINK_CODE.test(id)
+        ? ACME.find((r) => r.public_link_id === id)
         : undefined;
     if (found !== undefined) return serve({ id: found.id });
     // A well-formed id the data lacks is the upstream's to judge (404); anything else is refused here.
-    return UUID.test(segment) || LINK_CODE.test(segment)
+    return UUID.test(id) || LINK_CODE.test(id)
       ? { kind: 'lookup', status: 404 }
       : { kind: 'refuse', status: 404 };
   }

@@ -10,6 +10,8 @@ import { Registry } from 'prom-client';
 import { request } from 'undici';
 import { WorkerMetrics } from '../../../src/cluster/aggregate-metrics.js';
 import { primaryAdminHandler, type ReadyWorker } from '../../../src/cluster/primary-admin.js';
+import { ADMIN_ROUTES } from '../../../src/http/admin-routes.js';
+import { openApiContract } from '../../helpers/openapi-contract.js';
 
 type Tap = { teardown(fn: () => unknown): void };
 
@@ -42,7 +44,12 @@ async function fakeWorker(t: Tap, status = 200): Promise<FakeWorker> {
   return fake;
 }
 
-async function primary(t: Tap, workers: FakeWorker[], stopping = false): Promise<string> {
+async function primary(
+  t: Tap,
+  workers: FakeWorker[],
+  stopping = false,
+  redisConfigured = false,
+): Promise<string> {
   const ready = (): ReadyWorker[] =>
     workers.map((w, i) => ({ slot: i + 1, worker: {} as Worker, adminPort: w.port }));
   const server = createServer(
@@ -52,6 +59,7 @@ async function primary(t: Tap, workers: FakeWorker[], stopping = false): Promise
       requests: new WorkerMetrics(),
       ready,
       stopping: () => stopping,
+      redisConfigured,
     }),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -151,3 +159,39 @@ void t.test('a worker that does not answer: 503, not a hang', async (t) => {
   t.equal(res.statusCode, 503);
   t.match(await res.body.json(), { code: 'PURGE_UNAVAILABLE' });
 });
+
+void t.test(
+  'with no ready worker, /readyz says so with its redis and workers fields, and every answer is in the document',
+  async (t) => {
+    for (const redisConfigured of [false, true]) {
+      const base = await primary(t, [], false, redisConfigured);
+      const ready = await request(`${base}/readyz`);
+      t.equal(ready.statusCode, 503);
+      t.same(await ready.body.json(), {
+        status: 'not-ready',
+        redis: redisConfigured ? 'unknown' : 'not-configured',
+        workers: 0,
+      });
+      for (const path of [...Object.keys(ADMIN_ROUTES), '/nope', '/admin/cache?workspace=acme'])
+        for (const method of ['GET', 'HEAD', 'POST', 'DELETE'] as const) {
+          const res = await request(`${base}${path}`, {
+            method,
+            ...(method === 'POST' ? { body: '{"workspace":"acme"}' } : {}),
+          });
+          const text = await res.body.text();
+          t.same(
+            openApiContract().problems({
+              listener: 'admin',
+              method,
+              path,
+              status: res.statusCode,
+              headers: res.headers,
+              text,
+            }),
+            [],
+            `${method} ${path} → ${res.statusCode}`,
+          );
+        }
+    }
+  },
+);

@@ -159,7 +159,9 @@ void t.test(
     const br = write(entry(), { 'accept-encoding': 'br, gzip', 'if-none-match': '"abc123-br"' });
     t.equal(br.status, 304);
     t.equal(br.headers['etag'], '"abc123-br"');
-    t.equal(br.headers['content-encoding'], 'br');
+    // RFC 9110 §15.4.5: a 304 carries no field that describes a body (its encoding, type, length).
+    t.equal(br.headers['content-encoding'], undefined);
+    t.equal(br.headers['content-type'], undefined);
     const gz = write(entry(), { 'accept-encoding': 'gzip', 'if-none-match': 'W/"abc123-gz"' });
     t.equal(gz.status, 304, 'weak form of the gzip tag');
     t.equal(gz.headers['etag'], '"abc123-gz"');

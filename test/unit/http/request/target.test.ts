@@ -16,15 +16,37 @@ function expected(url: string): unknown {
       match.version === 'v1'
         ? `<${url.replace('/api/external/v1', '/api/external/v2')}>; rel="successor-version"`
         : null,
-    recording: match.route === 'recording' ? parseRecordingKey(match.idSegment!) : undefined,
+    recording:
+      match.route === 'recording'
+        ? (parseDecoded(match.idSegment!, parseRecordingKey) ?? undefined)
+        : undefined,
+    badIdEncoding: match.route === 'recording' && parseDecoded(match.idSegment!, () => 0) === null,
   };
+}
+
+/** `parse` of the segment percent-decoded once; null when it is not valid encoding. */
+function parseDecoded<T>(segment: string, parse: (id: string) => T): T | undefined | null {
+  let id: string;
+  try {
+    id = decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+  return parse(id);
 }
 
 const segment = fc.oneof(
   fc.uuid(),
   fc.uuid().map((u) => u.toUpperCase()),
   fc.stringMatching(/^[A-Za-z0-9_-]{1,70}$/),
-  fc.constantFrom('..', '%2e%2E', 'a%2Fb', 'x#y', 'a/b', ''),
+  fc.constantFrom('..', '%2e%2E', 'a%2Fb', 'x#y', 'a/b', '', '%zz', 'ab%', '%FF', '%2561bc'),
+  // Percent-encoded ids: one character of a UUID or a link code written as %XX.
+  fc
+    .tuple(fc.oneof(fc.uuid(), fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/)), fc.nat())
+    .map(([id, at]) => {
+      const i = at % id.length;
+      return `${id.slice(0, i)}%${id.charCodeAt(i).toString(16)}${id.slice(i + 1)}`;
+    }),
   fc.string({ maxLength: 8 }),
 );
 const target = fc
