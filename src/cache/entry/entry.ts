@@ -51,6 +51,11 @@ export interface CacheEntry {
   readonly validators: Validators | null;
   /** How long the upstream fetch behind the entry took, ms (XFetch's δ for refresh-ahead); 0: unknown. */
   readonly fetchMs: number;
+  /**
+   * What a purge reaches the entry by (surrogates.ts#surrogatesOf), space-separated: computed
+   * when the entry is built and carried in L2, so indexing a value never parses its body.
+   */
+  readonly surrogates: string;
 }
 
 /** The ETag of an encoded variant: the identity tag with `-gz` or `-br` inside its quotes. */

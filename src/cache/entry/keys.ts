@@ -107,7 +107,7 @@ export function recordingKey(id: string): ResourceKey {
 }
 
 /** True for list-page keys (they carry the list generation too). */
-function isListKey(key: ResourceKey): boolean {
+export function isListKey(key: ResourceKey): boolean {
   return key.charCodeAt(0) === 108; // 'l'
 }
 
