@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
-import { worthStoring, type CacheEntry, type StoredValue } from './entry/entry.js';
+import { softPurged, worthStoring, type CacheEntry, type StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
 import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
 import type { L1Cache } from './l1/l1.js';
@@ -175,10 +175,8 @@ export class Tiers {
         continue;
       }
       const value = l1.peek(name);
-      // Its validators go too: the refresh fetches the whole answer, since a 304 would renew
-      // (and serve as fresh) the very copy the purge marked stale.
       if (value?.kind === 'entry' && (value.freshUntil > now || value.validators !== null))
-        l1.set(name, { ...value, freshUntil: Math.min(value.freshUntil, now), validators: null });
+        l1.set(name, softPurged(value, now));
     }
   }
 

@@ -68,6 +68,16 @@ export function payloadBytes(entry: CacheEntry): number {
   return entry.body.length + (entry.gzip?.length ?? 0) + (entry.br?.length ?? 0);
 }
 
+/**
+ * The entry as a soft purge leaves it: stale as of `now` (served under stale-while-revalidate
+ * with one refresh, never as fresh), without its upstream validators (its refresh fetches the
+ * whole answer, since a 304 would renew the very copy the purge marked stale). Redis's scripts
+ * do the same in place (layout.ts#luaLayout's markStale).
+ */
+export function softPurged(entry: CacheEntry, now: number): CacheEntry {
+  return { ...entry, freshUntil: Math.min(entry.freshUntil, now), validators: null };
+}
+
 /** A pointer from a public link code (or another spelling of an id) to the recording's own key. */
 export interface AliasEntry {
   readonly kind: 'alias';
