@@ -13,9 +13,9 @@ import { isListKey, type ResourceKey } from '../entry/keys.js';
 import { reachedBy, type Selector } from '../entry/surrogates.js';
 
 /**
- * What one (selector, name) pair costs: a slot in the selector's Set, and for a selector with
- * few holders (a recording's own `r:`) the Set itself and its map slot, shared by its holders.
- * Measured (test/unit/cache/l1/real-bytes.test.ts holds the count to real memory).
+ * What one (selector, name) pair costs: a slot in the selector's Set, or for a selector with
+ * one holder its map slot and its string; measured (docs/performance.md, "Exact purges at
+ * scale"), and test/unit/cache/l1/real-bytes.test.ts holds the count to real memory.
  */
 const PAIR_BYTES = 96;
 
@@ -41,20 +41,27 @@ export function pairBytes(name: string, entry: CacheEntry): number {
   return pairs * PAIR_BYTES;
 }
 
+/**
+ * The names a selector reaches: one name alone (most recording selectors are held by one entry
+ * or two, and a Set each would cost more than the pair it holds), or a Set of them.
+ */
+type Names = string | Set<string>;
+
 /** The index of one L1. */
 export class L1Holders {
-  readonly #byWorkspace = new Map<string, Map<Selector, Set<string>>>();
+  readonly #byWorkspace = new Map<string, Map<Selector, Names>>();
 
   /** Notes that the entry held under `name` is reached by its selectors. */
   add(name: string, entry: CacheEntry): void {
     const workspace = workspaceOf(name);
     let index = this.#byWorkspace.get(workspace);
-    if (index === undefined)
-      this.#byWorkspace.set(workspace, (index = new Map<Selector, Set<string>>()));
+    if (index === undefined) this.#byWorkspace.set(workspace, (index = new Map<Selector, Names>()));
     for (const selector of reachedBy(keyOf(name), entry.surrogates)) {
-      let names = index.get(selector);
-      if (names === undefined) index.set(selector, (names = new Set()));
-      names.add(name);
+      const names = index.get(selector);
+      if (names === undefined) index.set(selector, name);
+      else if (typeof names === 'string') {
+        if (names !== name) index.set(selector, new Set([names, name]));
+      } else names.add(name);
     }
   }
 
@@ -65,9 +72,11 @@ export class L1Holders {
     if (index === undefined) return;
     for (const selector of reachedBy(keyOf(name), entry.surrogates)) {
       const names = index.get(selector);
-      if (names === undefined) continue;
-      names.delete(name);
-      if (names.size === 0) index.delete(selector);
+      if (names === name) index.delete(selector);
+      else if (typeof names === 'object') {
+        names.delete(name);
+        if (names.size === 1) index.set(selector, names.values().next().value!);
+      }
     }
     if (index.size === 0) this.#byWorkspace.delete(workspace);
   }
@@ -85,12 +94,14 @@ export class L1Holders {
     const found = new Set<string>();
     const index = this.#byWorkspace.get(workspace);
     if (index === undefined) return found;
-    for (const selector of selectors)
-      for (const name of index.get(selector) ?? []) {
+    for (const selector of selectors) {
+      const names = index.get(selector);
+      for (const name of typeof names === 'string' ? [names] : (names ?? [])) {
         if (!current(name)) continue;
         found.add(name);
         if (found.size > limit) return undefined;
       }
+    }
     return found;
   }
 }
