@@ -7,6 +7,7 @@
  * hash can never be recreated at a value an instance still holds.
  */
 import { randomInt } from 'node:crypto';
+import { LIST_KEY_PREFIX } from '../cache/entry/keys.js';
 import { luaLayout } from '../cache/entry/layout.js';
 import { INDEX_LUA } from '../cache/l2/index-lua.js';
 
@@ -146,7 +147,7 @@ local function drop(name)
   elseif layout == nil then redis.call('del', name) end
 end
 local function nameOf(key)
-  if string.sub(key, 1, 2) == 'l:' then return ARGV[10] .. key end
+  if string.sub(key, 1, ${LIST_KEY_PREFIX.length}) == '${LIST_KEY_PREFIX}' then return ARGV[10] .. key end
   return ARGV[9] .. key
 end
 local function widen(reason)

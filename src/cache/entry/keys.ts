@@ -39,9 +39,12 @@ export function isKnown(generation: Generation): boolean {
   return generation.all >= 0;
 }
 
+/** How every list page's key begins (Lua scripts are given it too: purge/scripts.ts). */
+export const LIST_KEY_PREFIX = 'l:';
+
 /** The key of one list page. */
 export function listKey(pageNumber: number, pageSize: number): ResourceKey {
-  return `l:${pageNumber}:${pageSize}` as ResourceKey;
+  return `${LIST_KEY_PREFIX}${pageNumber}:${pageSize}` as ResourceKey;
 }
 
 /** The key of one recording by its UUID (lower case). */
@@ -108,7 +111,7 @@ export function recordingKey(id: string): ResourceKey {
 
 /** True for list-page keys (they carry the list generation too). */
 export function isListKey(key: ResourceKey): boolean {
-  return key.charCodeAt(0) === 108; // 'l'
+  return key.startsWith(LIST_KEY_PREFIX);
 }
 
 /** The generation tag a key is stored under: list pages also move with recording purges. */

@@ -24,6 +24,9 @@ import { workspaceHead } from '../../../src/redis/key-layout.js';
 import { startPrivateRedis } from '../../helpers/redis.js';
 import { makeEntry, tierFor, type StoresUnderTest } from '../../helpers/redis-tier.js';
 
+/** The shared 2-core host can stall a command past the stores' test default of 100 ms. */
+const GENEROUS = { redis: { commandTimeout: '2s' } };
+
 const PAGE = 100;
 const FOLDERS = 7;
 
@@ -77,7 +80,7 @@ void t.test('the index shrinks back as the values it names expire', async (t) =>
   const redis = await startPrivateRedis(t);
   const raw = new Redis(redis.url);
   t.teardown(() => raw.quit());
-  const { tier } = await tierFor(t, redis);
+  const { tier } = await tierFor(t, redis, GENEROUS);
   const ws = 'shrink' as WorkspaceId;
   const generation = (await tier.loadGeneration(ws))!;
   await fill(tier, ws, generation, 300, 600);
@@ -119,7 +122,7 @@ for (const policy of ['volatile-lru', 'allkeys-lru'])
       t.teardown(() => raw.quit());
       await raw.config('SET', 'maxmemory', String(4 * 1024 * 1024));
       await raw.config('SET', 'maxmemory-policy', policy);
-      const { tier } = await tierFor(t, redis);
+      const { tier } = await tierFor(t, redis, GENEROUS);
       const ws = 'evicted' as WorkspaceId;
       let generation = (await tier.loadGeneration(ws))!;
       await fill(tier, ws, generation, 4_000, 2_500, 1_500);
@@ -199,7 +202,7 @@ void t.test("a purge's Redis work does not grow with the workspace", async (t) =
   const redis = await startPrivateRedis(t);
   const raw = new Redis(redis.url);
   t.teardown(() => raw.quit());
-  const { tier } = await tierFor(t, redis);
+  const { tier } = await tierFor(t, redis, GENEROUS);
   const work: Array<Record<string, number>> = [];
   for (const size of [200, 5_000]) {
     const ws = `size${size}` as WorkspaceId;
@@ -226,3 +229,37 @@ void t.test("a purge's Redis work does not grow with the workspace", async (t) =
   t.comment(`200: ${JSON.stringify(work[0])}; 5000: ${JSON.stringify(work[1])}`);
   t.same(work[1], work[0], 'the same commands at 200 and at 5,000 recordings');
 });
+
+void t.test(
+  'values indexed by an earlier release widen a purge to the whole workspace',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const raw = new Redis(redis.url);
+    t.teardown(() => raw.quit());
+    const { tier } = await tierFor(t, redis, GENEROUS);
+    const ws = 'rollout' as WorkspaceId;
+    const before = (await tier.loadGeneration(ws))!;
+    await fill(tier, ws, before, 100, 600_000);
+    // An earlier release's checked write indexes a value in the old hash (`<surrogate> <key>`).
+    await raw.hset(`${workspaceHead(redis.keyPrefix, ws)}:idx`, `r:${id(3)} u:${id(3)}`, '1');
+    const purged = await tier.purgeExact(ws, {
+      selectors: [`r:${id(3)}`],
+      keys: [uuidKey(id(3))],
+      soft: false,
+      now: Date.now(),
+      fallback: 'list',
+      maxEntries: 20_000,
+    });
+    t.equal(purged.widened, 'older-instances');
+    t.not(purged.generation.all, before.all, 'the whole workspace moved, whatever its fallback');
+    const again = await tier.purgeExact(ws, {
+      selectors: [`r:${id(3)}`],
+      keys: [],
+      soft: false,
+      now: Date.now(),
+      fallback: 'list',
+      maxEntries: 20_000,
+    });
+    t.equal(again.widened, undefined, 'and the next purge is exact again (a fresh old index)');
+  },
+);

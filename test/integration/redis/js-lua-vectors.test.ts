@@ -23,6 +23,9 @@ import { l2Key } from '../../../src/cache/l2/keys.js';
 import { startPrivateRedis } from '../../helpers/redis.js';
 import { makeEntry, tierFor } from '../../helpers/redis-tier.js';
 
+/** The shared 2-core host can stall a command past the stores' test default of 100 ms. */
+const GENEROUS = { redis: { commandTimeout: '2s' } };
+
 const NOW = Date.now();
 const KEY = uuidKey('0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c');
 
@@ -84,7 +87,7 @@ void t.test('layouts: a soft purge in Lua and in JavaScript leave the same value
   const redis = await startPrivateRedis(t);
   const raw = new Redis(redis.url);
   t.teardown(() => raw.quit());
-  const { tier } = await tierFor(t, redis);
+  const { tier } = await tierFor(t, redis, GENEROUS);
   for (const [i, vector] of LAYOUTS.entries()) {
     const ws = `lay${i}` as WorkspaceId;
     const generation: Generation = (await tier.loadGeneration(ws))!;
@@ -128,7 +131,7 @@ const SELECTORS: ReadonlyArray<readonly [ResourceKey, string, Selector]> = [
 
 void t.test('selectors: reachedBy and the Redis index agree', async (t) => {
   const redis = await startPrivateRedis(t);
-  const { tier } = await tierFor(t, redis);
+  const { tier } = await tierFor(t, redis, GENEROUS);
   for (const [i, [key, surrogates, selector]] of SELECTORS.entries()) {
     const ws = `sel${i}` as WorkspaceId;
     const generation: Generation = (await tier.loadGeneration(ws))!;
