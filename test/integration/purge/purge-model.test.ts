@@ -553,7 +553,9 @@ void t.test(
       tier: 'l1',
     });
     t.comment(`app b: ${widened} purges widened past the bound, ${evicted} L1 evictions`);
-    t.ok(widened > 0 && evicted > 0, 'the bounds were reached');
+    t.ok(evicted > 0, "app b's L1 evicted (its index lost pairs with its entries)");
+    // The suite's sequences reach the purge bound; a few random ones may not.
+    if (process.env['FC_SEED'] === undefined) t.ok(widened > 0, "app b's purges widened");
     t.pass(`${runs} model runs without a purged value served`);
   },
 );
