@@ -109,9 +109,12 @@ export function recordingKey(id: string): ResourceKey {
   return uuid !== undefined ? uuidKey(uuid) : linkKey(id);
 }
 
-/** True for list-page keys (they carry the list generation too). */
+/**
+ * True for list-page keys (they carry the list generation too). By the first character only:
+ * the purge store builds a name's head from the bare kind (`l`), without the colon.
+ */
 export function isListKey(key: ResourceKey): boolean {
-  return key.startsWith(LIST_KEY_PREFIX);
+  return key.charCodeAt(0) === LIST_KEY_PREFIX.charCodeAt(0);
 }
 
 /** The generation tag a key is stored under: list pages also move with recording purges. */
