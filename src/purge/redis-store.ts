@@ -9,7 +9,7 @@ import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import { isKnown, type Generation, type ResourceKey } from '../cache/entry/keys.js';
-import { l2Key } from '../cache/l2/keys.js';
+import { l2Heads, l2Key } from '../cache/l2/keys.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { subscribeChannel } from '../redis/channel-subscription.js';
 import {
@@ -207,8 +207,7 @@ export class RedisPurgeStore implements PurgeStore {
         const current = toGeneration(await client.hmget(hash, 'all', 'list'));
         // No hash (never loaded, evicted, lost): nothing is reachable; a move draws it afresh.
         if (!isKnown(current) || current.list <= 0) return 'no-generation' as const;
-        const head = (kind: string): string =>
-          l2Key(prefix, workspace, current, kind as ResourceKey).slice(0, -kind.length);
+        const heads = l2Heads(prefix, workspace, current);
         const args = [
           request.soft ? '1' : '0',
           rev,
@@ -218,8 +217,8 @@ export class RedisPurgeStore implements PurgeStore {
           purgeChannel(prefix),
           String(current.all),
           String(current.list),
-          head('u'),
-          head('l'),
+          heads.recordings,
+          heads.lists,
           request.selectors.join(' '),
           request.keys.join(' '),
           request.fallback,

@@ -111,7 +111,7 @@ export function recordingKey(id: string): ResourceKey {
 
 /**
  * True for list-page keys (they carry the list generation too). By the first character only:
- * the purge store builds a name's head from the bare kind (`l`), without the colon.
+ * the key spaces begin with distinct letters, and this runs on every lookup.
  */
 export function isListKey(key: ResourceKey): boolean {
   return key.charCodeAt(0) === LIST_KEY_PREFIX.charCodeAt(0);
