@@ -139,4 +139,22 @@ for (const withRedis of [false, true]) {
     t.notOk('widened' in recording, 'a purge within the bound stays exact');
     t.same(await refetched(f), [upstreamRecording(12), upstreamPage(3)].sort());
   });
+
+  void t.test(`${mode}: a recording purge past the bound moves the lists only`, async (t) => {
+    const f = await fleet(t, withRedis, { maxExactEntries: 1 });
+    await warm(f);
+    f.catalog.change(12);
+    const answer = await f.purge({ recording: recordingId(12) });
+    t.equal(answer['widened'], 'too-many-entries', 'its page and itself: past a bound of 1');
+    t.same(
+      await refetched(f),
+      [
+        upstreamRecording(12),
+        ...Array.from({ length: PAGES }, (_, n) => upstreamPage(n + 1)),
+      ].sort(),
+      'the recording by name and every list page; the other recordings stay cached',
+    );
+    for (const gw of f.gateways)
+      t.equal((await gw.get(`${REC}/${recordingId(12)}`)).json().title, 'r12 v2', 'new data');
+  });
 }
