@@ -142,6 +142,7 @@ function entryOf(id: number): CacheEntry {
     linkId: code,
     validators: null,
     fetchMs: 0,
+    surrogates: `r:${uuid}`,
   };
 }
 

@@ -14,6 +14,7 @@ import { EntryFactory } from './cache/entry/factory.js';
 import { Generations } from './purge/generations.js';
 import { L1Cache } from './cache/l1/l1.js';
 import { Purger } from './purge/purger.js';
+import { widenedPurges } from './purge/widening.js';
 import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
 import { RedisL2Store } from './cache/l2/redis-store.js';
@@ -147,7 +148,6 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     new RedisL2Store(redis, {
       clock,
       onForeignGeneration: (workspace) => purgeStore.forget(workspace),
-      indexSize: initial.cache.purge.indexSize,
     });
   const l1 = new L1Cache(
     initial.cache.l1.maxBytes,
@@ -159,8 +159,12 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     shared: purgeStore,
     maxWorkspaces: initial.cache.purge.maxWorkspaces,
     maxLagMs: initial.cache.purge.maxLag,
-    indexSize: initial.cache.purge.indexSize,
   });
+  if (initial.cache.purge.indexSize !== undefined)
+    logger.warn(
+      { key: 'cache.purge.indexSize' },
+      'obsolete configuration key, ignored: purge indexes follow what is cached (cache.purge.maxExactEntries bounds a purge)',
+    );
   const verdicts = new Verdicts(redis && new RedisVerdictStore(redis), metrics, () => ({
     valid: settings.config.auth.validTtl,
     invalid: settings.config.auth.invalidTtl,
@@ -209,6 +213,8 @@ export function buildApp(initial: Config, deps: AppDeps): App {
   const purger = new Purger(purgeStore, generations, tiers, {
     now: () => clock.now(),
     counted: (scope, mode) => metrics.purges.inc({ scope, mode }),
+    maxExactEntries: initial.cache.purge.maxExactEntries,
+    widened: widenedPurges(metrics, logger),
   });
 
   const tracing = new Tracing(initial.tracing, logger.child({ component: 'tracing' }));

@@ -3,7 +3,7 @@
  * that keeps them (purge/generations.ts) belongs to the purge; the flow needs only these.
  */
 import type { WorkspaceId } from '../brands.js';
-import type { Generation, ResourceKey } from './entry/keys.js';
+import type { Generation } from './entry/keys.js';
 
 /** The current generation of each workspace. */
 export interface GenerationSource {
@@ -13,15 +13,4 @@ export interface GenerationSource {
   load(workspace: WorkspaceId): Promise<Generation>;
   /** True while `generation` is still the workspace's current one: the store-time check. */
   isCurrent(workspace: WorkspaceId, generation: Generation): boolean;
-  /**
-   * Notes which purges reach an entry about to be stored under `generation` (its surrogates,
-   * purge/surrogates.ts), so an exact purge finds it. Absent: no exact purges (every purge moves
-   * a generation).
-   */
-  note?(
-    workspace: WorkspaceId,
-    generation: Generation,
-    key: ResourceKey,
-    surrogates: readonly string[],
-  ): void;
 }

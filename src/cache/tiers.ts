@@ -6,16 +6,16 @@
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
-import { worthStoring, type CacheEntry, type StoredValue } from './entry/entry.js';
+import { softPurged, worthStoring, type CacheEntry, type StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
-import type { Generation, ResourceKey } from './entry/keys.js';
+import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
 import type { L1Cache } from './l1/l1.js';
 import { L1Names } from './l1/names.js';
 import type { Lookup } from './lookup.js';
 import { ownKey, valuesAskedBy } from './entry/recording-values.js';
 import type { Settings } from './settings.js';
 import type { GenerationSource } from './generation-source.js';
-import { surrogatesOf } from './entry/surrogates.js';
+import type { Selector } from './entry/surrogates.js';
 import type { L2Store, LockAsk, LockOutcome } from './l2/store.js';
 
 /** Collaborators of the tiers. */
@@ -78,7 +78,6 @@ export class Tiers {
     const now = this.deps.clock.now();
     const values = stored.filter(([, value]) => worthStoring(value, now));
     if (values.length === 0) return;
-    this.index(workspace, generation, values);
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
     for (const [key, value] of values)
       this.deps.l1.set(this.names.of(workspace, generation, key), value);
@@ -134,52 +133,50 @@ export class Tiers {
     // Read from L2 under `generation` before a purge may have been heard: the same check as store.
     if (!this.deps.generations.isCurrent(workspace, generation)) return;
     const values = valuesAskedBy(entry, key);
-    this.index(workspace, generation, values);
     for (const [k, value] of values)
       this.deps.l1.set(this.names.of(workspace, generation, k), value);
   }
 
   /**
-   * Notes, before they become reachable, which purges reach the entries about to be stored in
-   * L1 (purge/holders.ts); Redis keeps its own index in the checked write.
+   * The L1 names, under `generation`, of the entries a purge's selectors reach in a workspace
+   * (L1's index of holders); undefined when they are more than `limit`.
    */
-  private index(
+  reachedInL1(
     workspace: WorkspaceId,
     generation: Generation,
-    values: ReadonlyArray<readonly [ResourceKey, StoredValue]>,
-  ): void {
-    const { generations } = this.deps;
-    if (generations.note === undefined) return;
-    for (const [key, value] of values)
-      if (value.kind === 'entry')
-        generations.note(workspace, generation, key, surrogatesOf(key, value));
+    selectors: readonly Selector[],
+    limit: number,
+  ): Set<string> | undefined {
+    return this.deps.l1.select(
+      workspace,
+      selectors,
+      limit,
+      (name) =>
+        name ===
+        l1Key(workspace, generation, name.slice(name.lastIndexOf('\n') + 1) as ResourceKey),
+    );
+  }
+
+  /** The L1 names of keys of a workspace under a generation. */
+  l1Names(workspace: WorkspaceId, generation: Generation, keys: readonly ResourceKey[]): string[] {
+    return keys.map((key) => this.names.of(workspace, generation, key));
   }
 
   /**
    * Applies an exact purge to L1: the named entries are dropped (hard) or kept but marked stale
    * as of `now` (soft: served under stale-while-revalidate with one refresh, never as fresh).
-   * `before` is the generation the entries were stored under (the names are the same under the
-   * one the purge moved to).
    */
-  purgeL1(
-    workspace: WorkspaceId,
-    before: Generation,
-    keys: Iterable<ResourceKey>,
-    soft: boolean,
-  ): void {
+  purgeL1(names: Iterable<string>, soft: boolean): void {
     const { l1, clock } = this.deps;
     const now = clock.now();
-    for (const key of keys) {
-      const name = this.names.of(workspace, before, key);
+    for (const name of names) {
       if (!soft) {
         l1.delete(name);
         continue;
       }
       const value = l1.peek(name);
-      // Its validators go too: the refresh fetches the whole answer, since a 304 would renew
-      // (and serve as fresh) the very copy the purge marked stale.
       if (value?.kind === 'entry' && (value.freshUntil > now || value.validators !== null))
-        l1.set(name, { ...value, freshUntil: Math.min(value.freshUntil, now), validators: null });
+        l1.set(name, softPurged(value, now));
     }
   }
 

@@ -190,7 +190,9 @@ export const configSchema = z
         pollInterval: duration.refine((ms) => ms >= 10, 'at least 10ms'),
         logLength: z.number().int().min(100),
         maxWorkspaces: z.number().int().min(100),
-        indexSize: z.number().int().min(100),
+        maxExactEntries: z.number().int().min(1),
+        /** Obsolete (the indexes follow what is held): accepted so older files load, and ignored. */
+        indexSize: z.number().optional(),
       }),
     }),
     workspaces: z.record(z.string(), workspaceOverrides).superRefine((workspaces, ctx) => {

@@ -186,12 +186,13 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
     };
     try {
       // The 200 is sent only once the purge is in Redis's log (README, "The purge guarantee").
-      const { generation, matched } = await deps.purger.purge(workspace, scope, soft);
+      const { generation, matched, widened } = await deps.purger.purge(workspace, scope, soft);
       deps.logger.info({ workspace, scope: scope.kind, soft, matched }, 'purged');
       return send(res, 200, {
         purged,
         generation,
         matched,
+        ...(widened === undefined ? {} : { widened }),
         ...(matched === 0 && (folder !== null || tag !== null)
           ? {
               note: `no cached entry holds ${folder !== null ? 'folder' : 'tag'} ${folder ?? tag}: nothing was dropped`,

@@ -226,6 +226,14 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Exact purges that widened to a move, by reason (purge/widening.ts). */
+  readonly purgeFallbacks = new Counter({
+    name: `${PREFIX}purge_fallbacks_total`,
+    help: 'Exact purges (recording, folder, tag, page, soft) that widened to moving the list or whole generation, by reason (unknown-link-code, no-generation, older-instances, generation-moving, index-lost, too-many-entries).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   /** Circuit breaker state per upstream target: 0 closed, 1 half-open, 2 open. */
   readonly circuitState = new Gauge({
     name: `${PREFIX}circuit_state`,

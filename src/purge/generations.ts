@@ -20,9 +20,9 @@
  * Exact purges (a page, a recording, a folder, a tag, every soft purge; purger.ts) keep the
  * workspace's numbers, so L1 names stay, but replace its generation object (moveExact, with
  * Redis's new `rev`): the second rule then refuses every store begun before, exactly as after a
- * move, while the purger drops or marks stale the entries the workspace's index of holders
- * names. An instance that cannot tell which those are (no generation, an index that gave up)
- * forgets the workspace instead, which is always safe.
+ * move, while the purger drops or marks stale the entries L1's index of holders names
+ * (cache/l1/holders.ts). An instance without the workspace's generation forgets it instead,
+ * which is always safe.
  *
  * The hard guarantee: after a hard purge's 200, once this instance has read it, no value of what
  * it covers whose fetch began before it is served. The soft guarantee: after a soft purge's 200,
@@ -32,11 +32,9 @@
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import type { WorkspaceId } from '../brands.js';
-import type { Generation, ResourceKey } from '../cache/entry/keys.js';
+import type { Generation } from '../cache/entry/keys.js';
 import type { GenerationSource } from '../cache/generation-source.js';
 import type { PurgeStore } from './store.js';
-import { Holders } from './holders.js';
-import type { Selector } from '../cache/entry/surrogates.js';
 
 /** After a failed load (Redis down or slow), the workspace runs on `unknown` for this long before loading again. */
 const RELOAD_AFTER_MS = 1_000;
@@ -62,21 +60,6 @@ export interface GenerationsOptions {
   readonly maxLagMs: number;
   /** Monotonic milliseconds; the bound is real time whatever clock the cache's TTLs use. */
   readonly now?: () => number;
-  /** Most (surrogate, key) pairs of one workspace's index of L1 holders (cache.purge.indexSize). */
-  readonly indexSize?: number;
-}
-
-/** Pairs held by all the workspaces' indexes together, in multiples of one's bound. */
-const INDEXES_HELD = 64;
-
-/** What an exact purge found on this instance: the generation it moved to, and what L1 holds. */
-export interface ExactMove {
-  /** The same numbers (every L1 name stays), another object: stores begun before are refused. */
-  readonly generation: Generation;
-  /** The keys of L1 entries the selectors reach (a superset of what L1 holds for them). */
-  select(selectors: readonly Selector[]): Set<ResourceKey>;
-  /** Notes that these keys' values were dropped. */
-  dropped(keys: Iterable<ResourceKey>): void;
 }
 
 /** The local table of generations. */
@@ -86,13 +69,8 @@ export class Generations implements GenerationSource {
   readonly #now: () => number;
   readonly #table: LRUCache<WorkspaceId, Generation | FailedLoad>;
   readonly #loading = new Map<WorkspaceId, PendingLoad>();
-  /** Each workspace's index of L1 holders, living as long as its slot's local epoch. */
-  readonly #holders = new Map<WorkspaceId, Holders>();
-  readonly #indexSize: number;
   /** Local revisions of exact purges without Redis (with Redis, Redis draws them). */
   #nextRev = 1;
-  /** Pairs held by every index together. */
-  #pairs = 0;
   /** Moves on forgetAll: loads begun before it are not adopted. */
   #era = 0;
   #nextEpoch = 1;
@@ -103,14 +81,8 @@ export class Generations implements GenerationSource {
     this.#shared = options.shared;
     this.#maxLagMs = Math.max(1, options.maxLagMs);
     this.#now = options.now ?? (() => performance.now());
-    this.#indexSize = Math.max(1, options.indexSize ?? 20_000);
-    this.#table = new LRUCache({
-      max: Math.max(1, options.maxWorkspaces),
-      // A workspace pushed out comes back under a new epoch: its index goes with the old one.
-      dispose: (_value, workspace, reason) => {
-        if (reason === 'evict') this.#dropHolders(workspace);
-      },
-    });
+    // A workspace pushed out comes back under a new epoch: its L1 entries become unreachable.
+    this.#table = new LRUCache({ max: Math.max(1, options.maxWorkspaces) });
   }
 
   /** The generation when already known (the common case), else undefined: call load(). */
@@ -141,7 +113,6 @@ export class Generations implements GenerationSource {
         // Forgotten while loading: the purge that caused it may have moved Redis after this read.
         if (record.stale || era !== this.#era)
           return this.peek(workspace) ?? this.unknown(this.#now());
-        this.#dropHolders(workspace);
         if (loaded === undefined)
           this.#table.set(workspace, new FailedLoad(this.#now() + RELOAD_AFTER_MS));
         else
@@ -174,7 +145,6 @@ export class Generations implements GenerationSource {
   forget(workspace: WorkspaceId): void {
     this.#window = undefined;
     this.#table.delete(workspace);
-    this.#dropHolders(workspace);
     const pending = this.#loading.get(workspace);
     if (pending === undefined) return;
     pending.stale = true;
@@ -185,59 +155,33 @@ export class Generations implements GenerationSource {
   forgetAll(): void {
     this.#window = undefined;
     this.#table.clear();
-    this.#holders.clear();
-    this.#pairs = 0;
     this.#era++;
     for (const pending of this.#loading.values()) pending.stale = true;
     this.#loading.clear();
   }
 
   /**
-   * Notes in the workspace's index of L1 holders that `key` answers to `surrogates`, when
-   * `generation` is the workspace's own (not `unknown`, whose entries every purge heard leaves
-   * unreachable anyway). Called after the store-time check, before the entry is written.
-   */
-  note(
-    workspace: WorkspaceId,
-    generation: Generation,
-    key: ResourceKey,
-    surrogates: readonly string[],
-  ): void {
-    if (this.#table.peek(workspace) !== generation) return;
-    const holders = this.#holdersOf(workspace);
-    const before = holders.pairs;
-    holders.add(key, surrogates);
-    this.#pairs += holders.pairs - before;
-    // All the indexes together stay under INDEXES_HELD bounds: past it, each gives up.
-    if (this.#pairs > this.#indexSize * INDEXES_HELD) {
-      for (const each of this.#holders.values()) each.overflow();
-      this.#pairs = 0;
-    }
-  }
-
-  /**
    * Applies an exact purge (by recording, folder, tag, page, or a soft one) heard from the log or
    * made here: the workspace keeps its numbers, so L1 entries the purge does not reach stay
    * reachable, but gets a new generation object (with Redis's new `rev`), so every store begun
-   * before is refused, as a move would. Undefined when this instance cannot tell which L1 entries
-   * the purge reaches (no known generation, or its index overflowed), or when it holds other
-   * tokens than those the purge was made under (`tokens`: Redis lost the hash and drew new ones
-   * after this instance loaded it, so Redis dropped nothing under the names this instance reads
-   * and writes): then it forgets the workspace, which leaves all of them unreachable.
+   * before is refused, as a move would. Answers the new generation (names of entries stored
+   * under the old one are the same under it: they never carry `rev`), or undefined when this instance holds no
+   * known generation of the workspace, or other tokens than those the purge was made under
+   * (`tokens`: Redis lost the hash and drew new ones after this instance loaded it, so Redis
+   * dropped nothing under the names this instance reads and writes): then it forgets the
+   * workspace, which leaves all of them unreachable.
    */
   moveExact(
     workspace: WorkspaceId,
     rev?: number,
     tokens?: Pick<Generation, 'all' | 'list'>,
-  ): ExactMove | undefined {
-    // Entries stored under `unknown` are not indexed: a new window leaves them unreachable.
+  ): Generation | undefined {
+    // Entries stored under `unknown` are not reached by name: a new window leaves them unreachable.
     this.#window = undefined;
     const slot = this.#table.peek(workspace);
-    const holders = this.#holders.get(workspace);
     if (
       slot === undefined ||
       slot instanceof FailedLoad ||
-      holders?.overflowed === true ||
       (tokens !== undefined && (slot.all !== tokens.all || slot.list !== tokens.list))
     ) {
       this.forget(workspace);
@@ -245,31 +189,7 @@ export class Generations implements GenerationSource {
     }
     const generation = Object.freeze({ ...slot, rev: rev ?? this.#nextRev++ });
     this.#table.set(workspace, generation);
-    const index = holders ?? this.#holdersOf(workspace);
-    return {
-      generation,
-      select: (selectors) => index.select(selectors),
-      dropped: (keys) => {
-        const before = index.pairs;
-        for (const key of keys) index.delete(key);
-        this.#pairs += index.pairs - before;
-      },
-    };
-  }
-
-  #holdersOf(workspace: WorkspaceId): Holders {
-    let holders = this.#holders.get(workspace);
-    if (holders === undefined)
-      this.#holders.set(workspace, (holders = new Holders(this.#indexSize)));
-    return holders;
-  }
-
-  /** Drops a workspace's index (its epoch is gone). */
-  #dropHolders(workspace: WorkspaceId): void {
-    const holders = this.#holders.get(workspace);
-    if (holders === undefined) return;
-    this.#pairs -= holders.pairs;
-    this.#holders.delete(workspace);
+    return generation;
   }
 
   /** Records a complete read of the purge log that began at `at` (monotonic ms): every purge answered before then is applied. */

@@ -7,10 +7,11 @@
  *   old ones becomes unreachable at once, O(1), and every instance forgets the workspace.
  * - **Exact purges** (a page, a recording, a folder, a tag, and every soft purge) drop or mark
  *   stale exactly the entries that answer to them, found in an index of holders kept with the
- *   entries (purge/holders.ts in L1, beside the generation hash in Redis), and move only `rev`,
- *   the store-check token, so the workspace's other entries stay warm on every instance while a
- *   value fetched before the purge is still refused when it comes to be stored. Where an index
- *   cannot tell (lost, overflowed), the purge falls back to a move: more, never less.
+ *   entries (cache/l1/holders.ts in L1, per-selector sets beside the values in Redis), and move
+ *   only `rev`, the store-check token, so the workspace's other entries stay warm on every
+ *   instance while a value fetched before the purge is still refused when it comes to be stored.
+ *   Where an index cannot tell (lost) or the selectors reach more than cache.purge.maxExactEntries,
+ *   the purge widens to a move: more, never less, and says so (widening.ts).
  *
  * With Redis a purge is made there (one script with its log entry) before it answers, and every
  * instance (this one at once) applies the log entry; without Redis, on this instance alone.
@@ -29,6 +30,7 @@ import { UUID } from '../recording.js';
 import { ownKey } from '../cache/entry/recording-values.js';
 import type { ExactPurge, PurgeStore } from './store.js';
 import type { Selector } from '../cache/entry/surrogates.js';
+import type { WidenReason } from './widening.js';
 
 /** What to purge in a workspace. */
 export type PurgeScope =
@@ -50,6 +52,8 @@ export interface PurgeOutcome {
    * recording's own names are dropped by name whatever this says.
    */
   readonly matched: number | null;
+  /** Why an exact purge did more than its selectors name (absent when it was exact or a move asked for). */
+  readonly widened?: WidenReason;
 }
 
 /** An exact purge: what it selects, what it names, and what it moves when the index cannot tell. */
@@ -65,6 +69,10 @@ export interface PurgerOptions {
   readonly now: () => number;
   /** Counts a purge answered (recgw_purges_total). */
   readonly counted?: (scope: PurgeScope['kind'], mode: 'hard' | 'soft') => void;
+  /** Most entries an exact purge touches one by one (cache.purge.maxExactEntries); past it, it widens. */
+  readonly maxExactEntries?: number;
+  /** Counts and logs a purge that widened here (recgw_purge_fallbacks_total, a warn line). */
+  readonly widened?: (workspace: WorkspaceId, reason: WidenReason) => void;
 }
 
 /** The purge service. */
@@ -99,18 +107,41 @@ export class Purger {
     const exact = await this.exactOf(workspace, scope, soft);
     if (exact === 'all' || exact === 'list')
       return { generation: await this.move(workspace, exact), matched: null };
-    if (this.store === null) return this.applyExact(workspace, { ...exact, soft, rev: 0 });
+    if (exact === 'unknown-link-code') {
+      this.options.widened?.(workspace, exact);
+      return { generation: await this.move(workspace, 'all'), matched: null, widened: exact };
+    }
+    if (this.store === null) {
+      const outcome = this.applyExact(workspace, { ...exact, soft, rev: 0 });
+      if (outcome !== 'too-many-entries') return outcome;
+      // Past the bound without Redis: the named keys go by name, and the fallback part moves.
+      this.options.widened?.(workspace, outcome);
+      const generation = this.generations.peek(workspace);
+      if (generation !== undefined && exact.fallback === 'list')
+        this.tiers.purgeL1(this.tiers.l1Names(workspace, generation, exact.keys), soft);
+      return {
+        generation: await this.move(workspace, exact.fallback),
+        matched: null,
+        widened: outcome,
+      };
+    }
     const result = await this.store.purgeExact(workspace, {
       ...exact,
       soft,
       now: this.options.now(),
+      maxEntries: this.maxExactEntries,
     });
+    if (result.widened !== undefined) this.options.widened?.(workspace, result.widened);
     const rev = result.generation.rev;
     // Apply here at once as well (the log entry is read back a moment later); a fallback moved
     // a token, and the workspace is forgotten.
     if (result.matched === null || rev === undefined) this.generations.forget(workspace);
     else this.applyExact(workspace, { ...exact, soft, rev, tokens: result.generation });
     return result;
+  }
+
+  private get maxExactEntries(): number {
+    return Math.max(1, this.options.maxExactEntries ?? 20_000);
   }
 
   /** A hard workspace (`all`) or lists (`list`) purge: new tokens. */
@@ -132,35 +163,46 @@ export class Purger {
 
   /**
    * Applies an exact purge to this instance's L1 (heard from the log, or made here without
-   * Redis): a new generation object refuses every store begun before; the entries the index
+   * Redis): a new generation object refuses every store begun before; the entries L1's index
    * names, and the keys named, are dropped or marked stale. An instance that cannot tell which
-   * entries those are forgets the workspace instead.
+   * entries those are forgets the workspace instead; one whose selectors reach more than
+   * maxExactEntries too, with Redis (the purge made there held), and without Redis the caller
+   * widens (`too-many-entries`).
    */
   private applyExact(
     workspace: WorkspaceId,
     purge: Omit<ExactPurge, 'rev'> & { rev: number },
-  ): PurgeOutcome {
+  ): PurgeOutcome | 'too-many-entries' {
     // Already applied (this instance made it, or loaded the generation after it): a second
     // pass would only drop or mark stale again what was fetched since.
     const current = this.generations.peek(workspace);
     if (purge.rev !== 0 && current?.rev === purge.rev)
       return { generation: current, matched: null };
-    const move = this.generations.moveExact(
+    const unknown = (): PurgeOutcome => ({
+      generation: this.generations.peek(workspace) ?? this.generations.unknown(),
+      matched: null,
+    });
+    if (current === undefined) {
+      this.generations.forget(workspace);
+      return unknown();
+    }
+    const names = this.tiers.reachedInL1(workspace, current, purge.selectors, this.maxExactEntries);
+    if (names === undefined) {
+      if (purge.rev === 0) return 'too-many-entries';
+      this.options.widened?.(workspace, 'too-many-entries');
+      this.generations.forget(workspace);
+      return unknown();
+    }
+    const generation = this.generations.moveExact(
       workspace,
       purge.rev === 0 ? undefined : purge.rev,
       purge.tokens,
     );
-    if (move === undefined)
-      return {
-        generation: this.generations.peek(workspace) ?? this.generations.unknown(),
-        matched: null,
-      };
-    const selected = move.select(purge.selectors);
-    const matched = selected.size;
-    for (const key of purge.keys) selected.add(key);
-    this.tiers.purgeL1(workspace, move.generation, selected, purge.soft);
-    if (!purge.soft) move.dropped(selected);
-    return { generation: move.generation, matched };
+    if (generation === undefined) return unknown();
+    const matched = names.size;
+    for (const name of this.tiers.l1Names(workspace, current, purge.keys)) names.add(name);
+    this.tiers.purgeL1(names, purge.soft);
+    return { generation, matched };
   }
 
   /** What an exact purge of the scope selects, or the part to move instead. */
@@ -168,7 +210,7 @@ export class Purger {
     workspace: WorkspaceId,
     scope: PurgeScope,
     soft: boolean,
-  ): Promise<Exact | 'all' | 'list'> {
+  ): Promise<Exact | 'all' | 'list' | 'unknown-link-code'> {
     switch (scope.kind) {
       case 'workspace':
         return soft ? { selectors: ['*'], keys: [], fallback: 'all' } : 'all';
@@ -185,7 +227,7 @@ export class Purger {
         // A link code whose UUID neither tier knows: the recording may still be cached under its
         // UUID (its alias evicted alone), and which pages hold it is unknown. Only a workspace
         // purge is sure to cover it.
-        if (keys === undefined) return 'all';
+        if (keys === undefined) return 'unknown-link-code';
         const selectors = keys
           .filter((key) => key.startsWith('u:'))
           .map((key): Selector => `r:${recordingIdOf(key)}`);

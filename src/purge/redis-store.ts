@@ -9,10 +9,16 @@ import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import { isKnown, type Generation, type ResourceKey } from '../cache/entry/keys.js';
-import { l2Key } from '../cache/l2/keys.js';
+import { l2Heads, l2Key } from '../cache/l2/keys.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { subscribeChannel } from '../redis/channel-subscription.js';
-import { generationKey, purgeChannel, purgeIndexKey, purgeLogKey } from '../redis/key-layout.js';
+import {
+  generationKey,
+  purgeChannel,
+  purgeIndexHead,
+  purgeIndexKey,
+  purgeLogKey,
+} from '../redis/key-layout.js';
 import { defineScript, type ScriptRunner } from '../redis/script.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import { PurgeLogReader } from './log.js';
@@ -27,6 +33,7 @@ import {
   freshToken,
 } from './scripts.js';
 import type { ExactRequest, ExactResult, PurgeListener, PurgeStore } from './store.js';
+import { isWidenReason, type WidenReason } from './widening.js';
 
 /** How the purge log is kept and read (cache.purge). */
 export interface PurgeLogSettings {
@@ -199,9 +206,8 @@ export class RedisPurgeStore implements PurgeStore {
         // Names are built here from the tokens read now; the script starts over if they moved.
         const current = toGeneration(await client.hmget(hash, 'all', 'list'));
         // No hash (never loaded, evicted, lost): nothing is reachable; a move draws it afresh.
-        if (!isKnown(current) || current.list <= 0) return undefined;
-        const head = (kind: string): string =>
-          l2Key(prefix, workspace, current, kind as ResourceKey).slice(0, -kind.length);
+        if (!isKnown(current) || current.list <= 0) return 'no-generation' as const;
+        const heads = l2Heads(prefix, workspace, current);
         const args = [
           request.soft ? '1' : '0',
           rev,
@@ -211,33 +217,42 @@ export class RedisPurgeStore implements PurgeStore {
           purgeChannel(prefix),
           String(current.all),
           String(current.list),
-          head('u'),
-          head('l'),
+          heads.recordings,
+          heads.lists,
           request.selectors.join(' '),
           request.keys.join(' '),
           request.fallback,
           freshToken(),
           freshToken(),
+          purgeIndexHead(prefix, workspace, current.all),
+          String(request.maxEntries),
         ];
         const answer = (
           client instanceof Cluster
             ? await this.#exactMove(2, hash, index, ...args)
             : await this.#exact(3, hash, index, log, ...args)
         ) as unknown[];
-        const [kind, all, list, moved, matched] = answer;
+        const [kind, all, list, moved, last] = answer;
         if (kind === 'retry') continue;
         if (client instanceof Cluster)
           await (kind === 'moved'
             ? this.#purgeLog(1, log, ...args)
             : this.#exactLog(1, log, ...args));
+        const generation = toGeneration([all, list, moved]);
+        if (kind !== 'moved') return { generation, matched: Number(last) };
+        const reason = String(last);
+        // A reason this build does not know (a newer script's) still widened: said as lost.
         return {
-          generation: toGeneration([all, list, moved]),
-          matched: kind === 'moved' ? null : Number(matched),
+          generation,
+          matched: null,
+          widened: isWidenReason(reason) ? reason : 'index-lost',
         };
       }
-      return undefined;
+      return 'generation-moving' as const;
     });
-    return done ?? { generation: await this.purge(workspace, 'all', []), matched: null };
+    if (typeof done === 'object') return done;
+    const widened: WidenReason = done ?? 'no-generation';
+    return { generation: await this.purge(workspace, 'all', []), matched: null, widened };
   }
 
   onPurge(listener: PurgeListener): void {

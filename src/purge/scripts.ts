@@ -7,6 +7,9 @@
  * hash can never be recreated at a value an instance still holds.
  */
 import { randomInt } from 'node:crypto';
+import { LIST_KEY_PREFIX } from '../cache/entry/keys.js';
+import { luaLayout } from '../cache/entry/layout.js';
+import { INDEX_LUA } from '../cache/l2/index-lua.js';
 
 /** A fresh generation token: a random positive integer below 2^48 (safe in Lua's doubles and in JS). */
 export function freshToken(): string {
@@ -14,12 +17,11 @@ export function freshToken(): string {
 }
 
 /**
- * The index of holders beside the generation (KEYS[index]): a hash whose `_` names the `all`
- * token it was begun under, `!` marks an index that overflowed (it no longer knows every
- * holder), `=<key>` lists what the value under a key answers to (purge/surrogates.ts), and
- * `<surrogate> <key>` is one pair. Begun afresh whenever `all` is drawn: the values it indexed
- * are then unreachable. An index without a `_` equal to `all` (evicted, lost, or older than this
- * layout) is treated as overflowed: purges that need it fall back to a move.
+ * The index hash of earlier releases beside the generation (KEYS[index], redis/key-layout.ts#
+ * purgeIndexKey): begun afresh, holding only its `_` (the `all` token), whenever `all` is drawn,
+ * so that instances of an earlier release still running keep indexing the values they write
+ * there. An exact purge that finds more than `_` in it knows such instances wrote values its own
+ * index (cache/l2/index-lua.ts) does not name, and widens (`older-instances`).
  */
 function resetIndex(index: number, all: string): string {
   return `
@@ -113,78 +115,98 @@ return redis.call('xadd', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'p', '0-0', 'o',
 `;
 
 /**
- * An exact purge's work in the workspace's slot: KEYS[1] the hash, KEYS[2] its index. ARGV[1]
- * '1' for soft, ARGV[2] the new `rev`, ARGV[3] now (epoch ms), ARGV[7], ARGV[8] the `all` and
- * `list` tokens the caller built ARGV[9] (the head of recording values' names) and ARGV[10]
- * (of list pages') from, ARGV[11] the selectors, ARGV[12] keys named besides (both
- * space-separated), ARGV[13] the part to move when the index cannot answer (no selectors: not
- * asked), ARGV[14], ARGV[15]
- * fresh tokens for it. Returns {'retry'} when the tokens moved meanwhile (the names are then
- * another generation's), {'moved', all, list, rev} after a fallback move, or
+ * An exact purge's work in the workspace's slot: KEYS[1] the hash, KEYS[2] the index of earlier
+ * releases. ARGV[1] '1' for soft, ARGV[2] the new `rev`, ARGV[3] now (epoch ms), ARGV[7],
+ * ARGV[8] the `all` and `list` tokens the caller built ARGV[9] (the head of recording values'
+ * names), ARGV[10] (of list pages') and ARGV[16] (of the index) from, ARGV[11] the selectors,
+ * ARGV[12] keys named besides (both space-separated), ARGV[13] the part to move when the purge
+ * widens (no selectors: never), ARGV[14], ARGV[15] fresh tokens for it, ARGV[17] the most
+ * entries the selectors may reach. Returns {'retry'} when the tokens moved meanwhile (the names
+ * are then another generation's), {'moved', all, list, rev, reason} after it widened, or
  * {'exact', all, list, rev, matched}.
  *
- * Hard: the values are deleted, with their pairs. Soft: each entry's freshUntil (the 2nd
- * instant of the codec's header, byte offset 15, a big-endian double) is lowered to now, in
- * place (SETRANGE keeps the TTL), so it is served stale, never fresh; aliases are left pointing
- * at it. A layout-3 entry also loses its upstream validators (flags 16 and 32 of the flags byte,
- * offset 6): its refresh then fetches the whole answer, since a 304 would renew the purged copy. Either way `rev` moves, so a value fetched before and written after is refused.
+ * It reads only the index's sets of the selectors it names (never the whole index), so its cost
+ * follows what it reaches, not the workspace's size. Hard: the values are deleted, and their
+ * keys leave the sets read. Soft: each entry is marked stale in place (layout.ts#luaLayout), so
+ * it is served stale, never fresh; aliases are left pointing at it; a value of a layout this
+ * script cannot read is deleted (more, never less). Either way `rev` moves, so a value fetched
+ * before and written after is refused.
  */
 const EXACT_CHUNK = `
-local gen = redis.call('hmget', KEYS[1], 'all', 'list')
+local gen = redis.call('hmget', KEYS[1], 'all', 'list', 'ixw', 'ixmax', 'ixlost')
 if gen[1] ~= ARGV[7] or gen[2] ~= ARGV[8] then return {'retry'} end
+${luaLayout()}
+${INDEX_LUA}
+local now = tonumber(ARGV[3])
 local function drop(name)
   if ARGV[1] ~= '1' then redis.call('del', name) return end
   local v = redis.call('get', name)
-  if not v or #v < 23 or string.byte(v, 1) ~= 114 or string.byte(v, 2) ~= 103
-    or (string.byte(v, 3) ~= 2 and string.byte(v, 3) ~= 3) or string.byte(v, 4) ~= 1 then return end
-  local now = tonumber(ARGV[3])
-  if struct.unpack('>d', v, 16) > now then
-    redis.call('setrange', name, 15, struct.pack('>d', now))
-  end
-  if string.byte(v, 3) == 3 then
-    redis.call('setrange', name, 6, string.char(bit.band(string.byte(v, 7), 207)))
-  end
+  if not v then return end
+  local layout = layoutOf(v)
+  if layout == 'entry' then markStale(name, v, now)
+  elseif layout == nil then redis.call('del', name) end
 end
 local function nameOf(key)
-  if string.sub(key, 1, 2) == 'l:' then return ARGV[10] .. key end
+  if string.sub(key, 1, ${LIST_KEY_PREFIX.length}) == '${LIST_KEY_PREFIX}' then return ARGV[10] .. key end
   return ARGV[9] .. key
 end
-for key in string.gmatch(ARGV[12], '%S+') do drop(nameOf(key)) end
-local mark = redis.call('hmget', KEYS[2], '_', '!')
-if ARGV[11] ~= '' and (mark[1] ~= gen[1] or mark[2]) then
-  if ARGV[13] == 'all' then
+local function widen(reason)
+  if ARGV[13] == 'all' or reason == 'older-instances' then
     redis.call('hset', KEYS[1], 'all', ARGV[14], 'list', ARGV[15])
     ${resetIndex(2, 'ARGV[14]')}
   else
     redis.call('hset', KEYS[1], 'list', ARGV[15])
   end
   local moved = redis.call('hmget', KEYS[1], 'all', 'list', 'rev')
-  return {'moved', moved[1], moved[2], moved[3] or '0'}
+  return {'moved', moved[1], moved[2], moved[3] or '0', reason}
 end
-local wanted = {}
-for selector in string.gmatch(ARGV[11], '%S+') do wanted[selector] = true end
-local found = {}
+for key in string.gmatch(ARGV[12], '%S+') do drop(nameOf(key)) end
 local matched = 0
-local fields = redis.call('hkeys', KEYS[2])
-for _, field in ipairs(fields) do
-  local space = string.find(field, ' ', 1, true)
-  if space then
-    local surrogate = string.sub(field, 1, space - 1)
-    local key = string.sub(field, space + 1)
-    if not found[key] and (wanted[surrogate] or wanted['*']
-        or (wanted['l'] and string.sub(key, 1, 2) == 'l:')) then
-      found[key] = true
-      matched = matched + 1
+if ARGV[11] ~= '' then
+  if redis.call('hlen', KEYS[2]) > 1 then return widen('older-instances') end
+  local head = ARGV[16]
+  local state = indexState({gen[3], gen[4], gen[5]}, gen[1], head, now)
+  if state.lost > now then
+    redis.call('hset', KEYS[1], 'ixlost', state.lost)
+    return widen('index-lost')
+  end
+  local limit = tonumber(ARGV[17])
+  local found = {}
+  local sets = {}
+  for selector in string.gmatch(ARGV[11], '%S+') do
+    local set = head .. selector
+    local live = tonumber(redis.call('zscore', head .. '_', selector) or '-1')
+    if live > now then
+      if redis.call('exists', set) == 0 then
+        redis.call('hset', KEYS[1], 'ixlost', live)
+        return widen('index-lost')
+      end
+      redis.call('zremrangebyscore', set, '-inf', '(' .. now)
+      if redis.call('zcard', set) > limit then return widen('too-many-entries') end
+      for _, key in ipairs(redis.call('zrange', set, 0, -1)) do
+        if not found[key] then
+          found[key] = true
+          matched = matched + 1
+        end
+      end
+      if matched > limit then return widen('too-many-entries') end
+      sets[#sets + 1] = set
     end
   end
-end
-for key in pairs(found) do
-  drop(nameOf(key))
+  local keys = {}
+  for key in pairs(found) do
+    drop(nameOf(key))
+    keys[#keys + 1] = key
+  end
   if ARGV[1] ~= '1' then
-    local was = redis.call('hget', KEYS[2], '=' .. key)
-    if was then
-      for surrogate in string.gmatch(was, '%S+') do redis.call('hdel', KEYS[2], surrogate .. ' ' .. key) end
-      redis.call('hdel', KEYS[2], '=' .. key)
+    -- In slices: unpack is bounded by Lua's stack.
+    for first = 1, #keys, 1000 do
+      local slice = {unpack(keys, first, math.min(first + 999, #keys))}
+      for _, set in ipairs(sets) do redis.call('zrem', set, unpack(slice)) end
+    end
+    -- A set emptied here is gone: the witness must not take it for one evicted.
+    for selector in string.gmatch(ARGV[11], '%S+') do
+      if redis.call('exists', head .. selector) == 0 then redis.call('zrem', head .. '_', selector) end
     end
   end
 end

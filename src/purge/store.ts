@@ -2,6 +2,7 @@
 import type { WorkspaceId } from '../brands.js';
 import type { Generation, ResourceKey } from '../cache/entry/keys.js';
 import type { Selector } from '../cache/entry/surrogates.js';
+import type { WidenReason } from './widening.js';
 
 /**
  * An exact purge as the log carries it to every instance: the entries it reaches are those its
@@ -42,10 +43,13 @@ export interface ExactRequest {
   /** Epoch ms: a soft purge marks entries stale as of then. */
   readonly now: number;
   /**
-   * When Redis's index cannot tell which entries the selectors reach (lost, or overflowed): move
-   * `list` (enough for a recording: its own names are dropped by name) or `all`.
+   * When Redis's index cannot tell which entries the selectors reach (lost), or they are more
+   * than `maxEntries`: move `list` (enough for a recording: its own names are dropped by name)
+   * or `all`.
    */
   readonly fallback: 'all' | 'list';
+  /** Most entries the selectors may reach for the purge to stay exact (cache.purge.maxExactEntries). */
+  readonly maxEntries: number;
 }
 
 /** What an exact purge did in Redis. */
@@ -54,6 +58,8 @@ export interface ExactResult {
   readonly generation: Generation;
   /** Entries the selectors reached in Redis's index (the named keys aside); null after a fallback. */
   readonly matched: number | null;
+  /** Why the purge fell back to a move (absent when it was exact). */
+  readonly widened?: WidenReason;
 }
 
 /** Generations and the purge log. */

@@ -3,7 +3,8 @@
  * what memory pressure costs (README, "Redis memory policy"): `volatile-*` evicts cached values
  * only (purge state has no TTL), `allkeys-*` may also evict purge state, which the gateway
  * answers safely by dropping warmth, and `noeviction` refuses writes when full. The policy is
- * logged once and exported as `recgw_redis_maxmemory_policy_info{policy}`.
+ * logged once and exported as `recgw_redis_maxmemory_policy_info{policy}`. The index of holders
+ * expires with the values it names, so it is evicted with them under either family.
  */
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -13,10 +14,14 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 const COSTS: Record<string, string> = {
   noeviction:
     'Redis refuses writes when full; cached values stop being added, purges may fail (503)',
-  'volatile-lru': 'only cached values (they carry TTLs) are evicted; purge state is kept',
-  'volatile-lfu': 'only cached values (they carry TTLs) are evicted; purge state is kept',
-  'volatile-random': 'only cached values (they carry TTLs) are evicted; purge state is kept',
-  'volatile-ttl': 'only cached values (they carry TTLs) are evicted; purge state is kept',
+  'volatile-lru':
+    'only cached values and their purge index (they carry TTLs) are evicted; generations and the purge log are kept (an index evicted widens exact purges: index-lost)',
+  'volatile-lfu':
+    'only cached values and their purge index (they carry TTLs) are evicted; generations and the purge log are kept (an index evicted widens exact purges: index-lost)',
+  'volatile-random':
+    'only cached values and their purge index (they carry TTLs) are evicted; generations and the purge log are kept (an index evicted widens exact purges: index-lost)',
+  'volatile-ttl':
+    'only cached values and their purge index (they carry TTLs) are evicted; generations and the purge log are kept (an index evicted widens exact purges: index-lost)',
   'allkeys-lru':
     "purge state may be evicted: a workspace's generation hash evicted costs its L2 values, the purge log evicted costs every instance its L1",
   'allkeys-lfu':

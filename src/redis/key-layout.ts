@@ -51,3 +51,12 @@ export function purgeLogKey(prefix: string): string {
 export function lockChannel(prefix: string): string {
   return `${prefix}:lock-released`;
 }
+
+/**
+ * The head of a workspace's index of holders under one `all` token: `<head><selector>` is the
+ * set of keys a purge selector reaches, `<head>_` the witness (cache/l2/index-lua.ts). Carrying
+ * the token, an index is left behind (to expire) with the values a workspace purge orphans.
+ */
+export function purgeIndexHead(prefix: string, workspace: WorkspaceId, all: number): string {
+  return `${workspaceHead(prefix, workspace)}:ix:${all}:`;
+}

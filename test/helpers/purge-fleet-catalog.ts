@@ -27,7 +27,7 @@ export interface Fleet {
 export async function fleet(
   t: TestLike & { equal: (a: unknown, b: unknown, m: string) => void },
   withRedis: boolean,
-  indexSize = 20_000,
+  purge: Record<string, unknown> = {},
 ): Promise<Fleet> {
   const catalog = await startCatalog(t);
   const redis = withRedis ? await getRedis(t) : undefined;
@@ -38,7 +38,7 @@ export async function fleet(
     cache: {
       ttl: { list: '5m', recording: '5m' },
       staleWhileRevalidate: '5m',
-      purge: { indexSize },
+      purge,
       ...(redis === undefined
         ? {}
         : { redis: { keyPrefix: redis.keyPrefix, commandTimeout: '500ms' } }),

@@ -154,6 +154,7 @@ export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now())
     linkId: 'abcDEF_12',
     validators: null,
     fetchMs: 0,
+    surrogates: 'r:0b0f3f8e-6c1a-4a62-9a55-1b7d5e1f2a3c',
     ...overrides,
   };
 }

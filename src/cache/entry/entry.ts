@@ -51,6 +51,11 @@ export interface CacheEntry {
   readonly validators: Validators | null;
   /** How long the upstream fetch behind the entry took, ms (XFetch's δ for refresh-ahead); 0: unknown. */
   readonly fetchMs: number;
+  /**
+   * What a purge reaches the entry by (surrogates.ts#surrogatesOf), space-separated: computed
+   * when the entry is built and carried in L2, so indexing a value never parses its body.
+   */
+  readonly surrogates: string;
 }
 
 /** The ETag of an encoded variant: the identity tag with `-gz` or `-br` inside its quotes. */
@@ -61,6 +66,16 @@ export function variantEtag(etag: string, coding: 'gz' | 'br'): string {
 /** The bytes of an entry's body and its encodings: what a tier stores beyond the entry's fixed fields. */
 export function payloadBytes(entry: CacheEntry): number {
   return entry.body.length + (entry.gzip?.length ?? 0) + (entry.br?.length ?? 0);
+}
+
+/**
+ * The entry as a soft purge leaves it: stale as of `now` (served under stale-while-revalidate
+ * with one refresh, never as fresh), without its upstream validators (its refresh fetches the
+ * whole answer, since a 304 would renew the very copy the purge marked stale). Redis's scripts
+ * do the same in place (layout.ts#luaLayout's markStale).
+ */
+export function softPurged(entry: CacheEntry, now: number): CacheEntry {
+  return { ...entry, freshUntil: Math.min(entry.freshUntil, now), validators: null };
 }
 
 /** A pointer from a public link code (or another spelling of an id) to the recording's own key. */

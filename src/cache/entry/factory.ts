@@ -23,6 +23,7 @@ import { NOT_FETCHED, type Fetched } from './fetched.js';
 import { staleUntilOf } from './state.js';
 import type { Settings } from '../settings.js';
 import type { StaleOnArrival } from './stale-on-arrival.js';
+import { surrogatesOf } from './surrogates.js';
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -129,6 +130,7 @@ export class EntryFactory {
       storedAt,
       recording,
       fetched,
+      surrogatesOf([recording]),
     );
   }
 
@@ -153,6 +155,7 @@ export class EntryFactory {
       now,
       null,
       fetched,
+      surrogatesOf(page.recordings),
     );
     // The page's validators are the page's, not its recordings': those are refreshed in full.
     const ofRecordings: Fetched = { ...fetched, validators: null };
@@ -170,6 +173,7 @@ export class EntryFactory {
           now,
           recording,
           ofRecordings,
+          surrogatesOf([recording]),
         ),
       );
     };
@@ -212,6 +216,7 @@ export class EntryFactory {
       linkId: null,
       validators: null,
       fetchMs,
+      surrogates: '',
     };
   }
 
@@ -289,6 +294,7 @@ export class EntryFactory {
       entry.storedAt,
       null,
       keptFrom(entry),
+      surrogatesOf(page.recordings),
     );
     return {
       ...rebuilt,
@@ -324,6 +330,7 @@ export class EntryFactory {
       entry.storedAt,
       null,
       keptFrom(entry),
+      entry.surrogates,
     );
     return {
       ...rebuilt,
@@ -359,6 +366,7 @@ export class EntryFactory {
     storedAt: number,
     recording: Recording | null,
     fetched: Fetched,
+    surrogates: string,
   ): CacheEntry {
     const freshUntil = this.freshUntilOf(workspace, resource, facts, storedAt, fetched);
     return {
@@ -380,6 +388,7 @@ export class EntryFactory {
       // unchanged, not how long that URL lasts, so such an entry is always fetched whole.
       validators: facts.hasUnknown ? null : fetched.validators,
       fetchMs: fetched.fetchMs,
+      surrogates,
     };
   }
 

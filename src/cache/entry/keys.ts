@@ -39,9 +39,12 @@ export function isKnown(generation: Generation): boolean {
   return generation.all >= 0;
 }
 
+/** How every list page's key begins (Lua scripts are given it too: purge/scripts.ts). */
+export const LIST_KEY_PREFIX = 'l:';
+
 /** The key of one list page. */
 export function listKey(pageNumber: number, pageSize: number): ResourceKey {
-  return `l:${pageNumber}:${pageSize}` as ResourceKey;
+  return `${LIST_KEY_PREFIX}${pageNumber}:${pageSize}` as ResourceKey;
 }
 
 /** The key of one recording by its UUID (lower case). */
@@ -106,9 +109,12 @@ export function recordingKey(id: string): ResourceKey {
   return uuid !== undefined ? uuidKey(uuid) : linkKey(id);
 }
 
-/** True for list-page keys (they carry the list generation too). */
-function isListKey(key: ResourceKey): boolean {
-  return key.charCodeAt(0) === 108; // 'l'
+/**
+ * True for list-page keys (they carry the list generation too). By the first character only:
+ * the key spaces begin with distinct letters, and this runs on every lookup.
+ */
+export function isListKey(key: ResourceKey): boolean {
+  return key.charCodeAt(0) === LIST_KEY_PREFIX.charCodeAt(0);
 }
 
 /** The generation tag a key is stored under: list pages also move with recording purges. */

@@ -1,17 +1,19 @@
 /**
- * Which purges reach a stored entry: its surrogates. A recording entry answers to its own
- * recording (`r:<uuid>`), its folder (`f:<id>`) and each of its tags (`t:<id>`); a list page to
- * those of every recording it holds. Entries with none of them (a remembered 404, an empty page)
- * answer to `*` alone, so that every stored entry is named by at least one pair of the index
- * (purge/holders.ts, and the Redis index of purge/scripts.ts), and a purge of every indexed entry (`*`) misses none.
+ * Which purges reach a stored entry. Two rules, each written once here:
+ * - `surrogatesOf`: what the data of an entry answers to, computed once when the entry is built
+ *   (entry/factory.ts) and carried in the entry and in its L2 value: a recording answers to its
+ *   own recording (`r:<uuid>`), its folder (`f:<id>`) and each of its tags (`t:<id>`); a list page
+ *   to those of every recording it holds.
+ * - `reachedBy`: every selector that reaches an entry stored under a key, its surrogates plus the
+ *   wildcard forms (`*` every entry, `l` every list page). The L1 index (l1/holders.ts) and the
+ *   Redis index (l2/checked-set-script.ts, which is handed this list) both index exactly these.
  *
  * Folder and tag ids are matched as given, except UUID-shaped ones, which are lower-cased (the
  * purge body may spell them in either case). Ids of another shape than a recording id's are not
- * indexed: no purge can name them (the body refuses them), and space or tab would break the
- * index's pair encoding.
+ * indexed: no purge can name them (the body refuses them), and a space would break the
+ * space-separated list.
  */
-import { canonicalUuid, type ResourceKey } from './keys.js';
-import type { CacheEntry } from './entry.js';
+import { canonicalUuid, isListKey, type ResourceKey } from './keys.js';
 import { LINK_CODE } from '../../recording.js';
 
 /** What a purge selects inside a workspace's index. */
@@ -33,7 +35,8 @@ export function indexedId(id: unknown): string | undefined {
   return LINK_CODE.test(id) ? id : undefined;
 }
 
-interface Holding {
+/** The fields of a recording a purge can name it by (anything else in it is ignored). */
+export interface Holding {
   readonly id?: unknown;
   readonly folder_id?: unknown;
   readonly tags?: unknown;
@@ -52,36 +55,26 @@ function ofRecording(recording: Holding, into: Set<string>): void {
     }
 }
 
-/** Memo by entry: one entry is indexed in L1 and in Redis, and parsed once for both. */
-const memo = new WeakMap<CacheEntry, readonly string[]>();
+/**
+ * The surrogates of an entry holding these recordings (one for a recording's entry, a page's
+ * for a list page), space-separated; '' for none (a remembered 404, an empty page).
+ */
+export function surrogatesOf(recordings: readonly unknown[]): string {
+  const found = new Set<string>();
+  for (const recording of recordings)
+    if (typeof recording === 'object' && recording !== null) ofRecording(recording, found);
+  return [...found].join(' ');
+}
 
 /**
- * The surrogates of an entry stored under `key` (its own key: a list page's, or a recording's
- * UUID key). Reads the body once per entry object; a body that is not the JSON expected
- * answers to `*` only (never thrown: the index must not fail a store).
+ * Every selector that reaches the entry stored under `key` with these surrogates: each of them,
+ * `*`, and `l` for a list page. A purge of a selector reaches exactly the entries indexed here.
  */
-export function surrogatesOf(key: ResourceKey, entry: CacheEntry): readonly string[] {
-  const known = memo.get(entry);
-  if (known !== undefined) return known;
-  const found = new Set<string>();
-  if (entry.status === 200) {
-    try {
-      const body = JSON.parse(entry.body.toString('utf8')) as {
-        recordings?: unknown;
-      } & Holding;
-      if (key.startsWith('l:')) {
-        if (Array.isArray(body.recordings))
-          for (const recording of body.recordings as unknown[])
-            if (typeof recording === 'object' && recording !== null) ofRecording(recording, found);
-      } else ofRecording(body, found);
-    } catch {
-      // Not JSON: answers to `*` alone, below.
-    }
-  }
-  if (found.size === 0) found.add('*');
-  const surrogates = [...found];
-  memo.set(entry, surrogates);
-  return surrogates;
+export function reachedBy(key: ResourceKey, surrogates: string): Selector[] {
+  const selectors = (surrogates === '' ? [] : surrogates.split(' ')) as Selector[];
+  selectors.push('*');
+  if (isListKey(key)) selectors.push('l');
+  return selectors;
 }
 
 /** The selectors of a purge scope's log entry, space-separated (ids never hold a space). */

@@ -12,6 +12,8 @@ import { S3FifoStore } from './s3-fifo-store.js';
 import type { BoundedStore, StoreOptions } from './store.js';
 import { payloadBytes, type CacheEntry, type StoredValue } from '../entry/entry.js';
 import { linkKey, siblingL1Key, type ResourceKey } from '../entry/keys.js';
+import type { Selector } from '../entry/surrogates.js';
+import { L1Holders, pairBytes } from './holders.js';
 
 /** cache.l1.policy: plain LRU, or S3-FIFO (frequency-aware; docs/performance.md has the figures). */
 export type L1Policy = 'lru' | 's3-fifo';
@@ -66,7 +68,8 @@ function sizeOf(value: StoredValue, key: string): number {
     ENCODING_OVERHEAD * encodings +
     key.length +
     payloadBytes(value) +
-    linkNameBytes(key, value)
+    linkNameBytes(key, value) +
+    pairBytes(key, value)
   );
 }
 
@@ -93,6 +96,8 @@ export class L1Cache {
    * a map slot and a short name instead of an item of its own, and a hit by UUID keeps it too.
    */
   private readonly linkNames = new Map<string, string>();
+  /** Which entries each purge selector reaches, following what the store holds (holders.ts). */
+  private readonly holders = new L1Holders();
   /** Would a smaller or larger L1 hit more? (Estimated under this L1's policy, from sampled keys.) */
   readonly curve: CurveEstimate;
 
@@ -112,6 +117,7 @@ export class L1Cache {
       sizeOf,
       dispose: (value, key, reason) => {
         if (value.kind === 'entry') {
+          this.holders.remove(key, value);
           this.arena.release(value);
           const link = linkNameOf(key, value);
           if (link !== null && this.linkNames.get(link) === key) this.linkNames.delete(link);
@@ -192,6 +198,7 @@ export class L1Cache {
     if (held) this.curve.stored(key, sizeOf(value, key), value.kind === 'alias');
     // Refused (larger than the bound) or already held under this key: nothing more to hold.
     if (again || !held || value.kind !== 'entry') return;
+    this.holders.add(key, value);
     this.arena.hold(key, value);
     const link = linkNameOf(key, value);
     if (link !== null) {
@@ -207,6 +214,19 @@ export class L1Cache {
     this.curve.deleted(key);
     this.store.delete(key);
     this.linkNames.delete(key);
+  }
+
+  /**
+   * The names `current` accepts of the entries a purge's selectors reach in a workspace, or
+   * undefined when they are more than `limit`.
+   */
+  select(
+    workspace: string,
+    selectors: readonly Selector[],
+    limit: number,
+    current: (name: string) => boolean = () => true,
+  ): Set<string> | undefined {
+    return this.holders.select(workspace, selectors, limit, current);
   }
 
   /** Number of items held. */

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { WorkspaceId } from '../../brands.js';
 import { systemClock, type Clock } from '../../clock.js';
-import { generationKey, lockChannel, purgeIndexKey } from '../../redis/key-layout.js';
-import { surrogatesOf } from '../entry/surrogates.js';
+import { generationKey, lockChannel, purgeIndexHead } from '../../redis/key-layout.js';
+import { reachedBy } from '../entry/surrogates.js';
 import { defineScript, type ScriptRunner } from '../../redis/script.js';
 import type { SharedRedis } from '../../redis/shared-redis.js';
 import { decodeStored, encodeStored } from '../entry/codec.js';
@@ -42,8 +42,6 @@ export interface RedisL2StoreDeps {
    * purge not read yet, or the hash evicted or lost. The caller forgets the workspace's generation.
    */
   readonly onForeignGeneration: (workspace: WorkspaceId) => void;
-  /** Most fields of one workspace's index of holders in Redis (cache.purge.indexSize). */
-  readonly indexSize?: number;
 }
 
 /** Values and locks in Redis. */
@@ -52,7 +50,6 @@ export class RedisL2Store implements L2Store {
   readonly #clock: Clock;
   readonly #onForeignGeneration: (workspace: WorkspaceId) => void;
   readonly #backlog = new WriteBacklog();
-  readonly #indexSize: number;
   readonly #checkedSet: ScriptRunner;
   readonly #unlock: ScriptRunner;
   readonly #read: ScriptRunner;
@@ -62,7 +59,6 @@ export class RedisL2Store implements L2Store {
     this.#redis = redis;
     this.#clock = deps.clock ?? systemClock;
     this.#onForeignGeneration = deps.onForeignGeneration;
-    this.#indexSize = deps.indexSize ?? 20_000;
     this.#checkedSet = defineScript(redis.client, 'recgwCheckedSet', CHECKED_SET_SCRIPT);
     this.#unlock = defineScript(redis.client, 'recgwUnlock', UNLOCK_SCRIPT);
     this.#read = defineScript(redis.client, 'recgwRead', READ_SCRIPT, 'buffer');
@@ -160,19 +156,19 @@ export class RedisL2Store implements L2Store {
       String(first.generation.all),
       String(first.generation.list),
       String(first.generation.rev ?? 0),
-      String(this.#indexSize),
+      String(Math.floor(now)),
+      purgeIndexHead(this.#redis.prefix, first.workspace, first.generation.all),
     ];
     for (const { key, value } of writes) {
       const ttl = value.staleUntil - now;
       args.push(
         encodeStored(value),
         Number.isFinite(ttl) ? String(Math.max(1, Math.ceil(ttl))) : '0',
-        value.kind === 'entry' ? `${key}\t${surrogatesOf(key, value).join(' ')}` : '',
+        value.kind === 'entry' ? `${key}\t${reachedBy(key, value.surrogates).join(' ')}` : '',
       );
     }
     const keys = [
       generationKey(this.#redis.prefix, first.workspace),
-      purgeIndexKey(this.#redis.prefix, first.workspace),
       ...writes.map((write) => write.name),
     ];
     const written = await this.#redis

@@ -113,8 +113,9 @@ void t.test(
       'recgw_quota_decisions_total',
       'recgw_redis_cluster_slots_down',
       'recgw_cache_lock_waits_total',
-      // DESIGN A9 (purge forms).
+      // DESIGN A9 (purge forms), A10 (purges that widened).
       'recgw_purges_total',
+      'recgw_purge_fallbacks_total',
       // Refreshes ahead of expiry and after it (docs/metrics.md), and the L1's hit-ratio curve.
       'recgw_cache_refreshes_total',
       'recgw_cache_l1_estimated_hit_ratio',

@@ -9,8 +9,9 @@
 // are conditional; a read can be made to start a refresh-ahead (held or not), whose 304 renews a
 // copy fetched earlier, which must never happen across a purge. Reads through a cut app are not judged
 // (it obeys missed purges within cache.purge.maxLag, not at once); once restored and caught up,
-// they are again. Seed and path of a failure are in the failure message (FC_SEED / FC_PATH
-// replay it; FC_RUNS sets the number of runs).
+// they are again. One app runs with a tiny L1 and cache.purge.maxExactEntries 2, so purges
+// through it widen and its L1 index loses pairs to eviction. Seed and path of a failure are in
+// the failure message (FC_SEED / FC_PATH replay it; FC_RUNS sets the number of runs).
 //
 // `npm test` tries the same sequences every time (SUITE_SEED), so a CI run is repeatable;
 // FC_SEED=random (npm run explore) draws new ones (docs/reliability.md).
@@ -25,6 +26,7 @@ import { replayParams } from '../../helpers/fc-replay.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import { startRedisProxy, type RedisProxy } from '../../helpers/redis-proxy.js';
 import { metricValue } from '../../helpers/redis-tier.js';
+import { mergeConfig } from '../../../src/config/load.js';
 
 const R = '/api/external/v2/recordings';
 /** The seed `npm test` runs (see the header): fixed, so every run tries the same sequences. */
@@ -463,12 +465,16 @@ void t.test(
       config,
       { random: draw(0) },
     );
+    // App b runs at the index's bounds: an exact purge reaching more than 2 entries widens,
+    // and an L1 of a few entries evicts (and so drops index pairs) as the runs go.
     const [b] = await startPurgeFleet(
       t,
       { url: links[1].url, keyPrefix: redis.keyPrefix },
       upstream,
       1,
-      config,
+      mergeConfig(config, {
+        cache: { purge: { maxExactEntries: 2 }, l1: { maxBytes: 12 * 1024 } },
+      }),
       { random: draw(1) },
     );
     const raw = new Redis(redis.url);
@@ -540,6 +546,16 @@ void t.test(
       `${runs} runs, ${tally.commands} commands, ${tally.judged} reads judged, ${aheads} refreshes ahead, ${revalidated} 304s, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
     t.ok(aheads > 0 && revalidated > 0, 'the runs refreshed ahead and renewed by 304');
+    const widened = await metricValue(b!.app.metrics, 'recgw_purge_fallbacks_total', {
+      reason: 'too-many-entries',
+    });
+    const evicted = await metricValue(b!.app.metrics, 'recgw_cache_evictions_total', {
+      tier: 'l1',
+    });
+    t.comment(`app b: ${widened} purges widened past the bound, ${evicted} L1 evictions`);
+    t.ok(evicted > 0, "app b's L1 evicted (its index lost pairs with its entries)");
+    // The suite's sequences reach the purge bound; a few random ones may not.
+    if (process.env['FC_SEED'] === undefined) t.ok(widened > 0, "app b's purges widened");
     t.pass(`${runs} model runs without a purged value served`);
   },
 );

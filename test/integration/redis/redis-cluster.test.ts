@@ -107,6 +107,7 @@ void t.test(
       soft: true,
       now: Date.now(),
       fallback: 'all',
+      maxEntries: 20_000,
     });
     t.equal(soft.matched, 1, 'the indexed entry matched');
     t.equal(soft.generation.all, now.all, 'no token but rev moved');
@@ -119,6 +120,7 @@ void t.test(
       soft: false,
       now: Date.now(),
       fallback: 'list',
+      maxEntries: 20_000,
     });
     t.equal(await a.tier.get(ws, hard.generation, UUID), undefined, 'dropped by name');
     await waitFor(

@@ -35,6 +35,7 @@ function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
     linkId: null,
     validators: null,
     fetchMs: 0,
+    surrogates: '',
     ...overrides,
   };
 }
