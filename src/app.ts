@@ -16,6 +16,8 @@ import { L1Cache } from './cache/l1/l1.js';
 import { Purger } from './purge/purger.js';
 import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
+import { Auditor } from './cache/audit/auditor.js';
+import { AuditSampler } from './cache/audit/sampler.js';
 import { RedisL2Store } from './cache/l2/redis-store.js';
 import { makeSettings, type Settings } from './cache/settings.js';
 import { StaleOnArrival } from './cache/entry/stale-on-arrival.js';
@@ -195,7 +197,21 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     logger: cacheLogger,
   });
   const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
+  const audit = {
+    sampler: new AuditSampler(
+      () => settings.config.cache.audit,
+      () => clock.now(),
+      Math.random,
+    ),
+    auditor: new Auditor({
+      validatorsFor: (entry, now) => factory.validatorsFor(entry, now),
+      now: () => clock.now(),
+      logger: cacheLogger,
+      counted: (resource, result) => metrics.cacheAudits.inc({ resource, result }),
+    }),
+  };
   const readThrough = new ReadThrough({
+    audit,
     tiers,
     l2,
     factory,

@@ -20,6 +20,9 @@ import { ownKey, recordingValues, valuesAskedBy } from './entry/recording-values
 import type { Tiers } from './tiers.js';
 import { UrlGuard } from './resign.js';
 import { fetchedFrom } from './entry/fetched.js';
+import type { RevalidatedAnswer } from '../upstream/types.js';
+import type { Auditor } from './audit/auditor.js';
+import type { AuditSampler } from './audit/sampler.js';
 
 /** Collaborators of the flow. */
 export interface ReadThroughDeps {
@@ -40,6 +43,8 @@ export interface ReadThroughDeps {
   readonly logger: Logger;
   /** Uniform in [0, 1): refresh-ahead's draw (tests pass a seeded one); Math.random by default. */
   readonly random?: () => number;
+  /** cache.audit: which hits to revalidate, and the revalidation (audit/). */
+  readonly audit?: { readonly sampler: AuditSampler; readonly auditor: Auditor };
 }
 
 /**
@@ -62,6 +67,8 @@ export class ReadThrough {
   private readonly tiers: Tiers;
   private readonly urls: UrlGuard;
   private readonly random: () => number;
+  /** Entries under audit (their flight keys), so a hot entry is audited once at a time. */
+  private readonly audits = new Set<string>();
 
   constructor(private readonly deps: ReadThroughDeps) {
     this.tiers = deps.tiers;
@@ -89,6 +96,7 @@ export class ReadThrough {
     if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
     else if (this.dueAhead(entry, now, settings))
       this.refreshLater(lookup, generation, entry, 'ahead');
+    if (this.deps.audit?.sampler.take() === true) this.auditLater(lookup, generation, entry);
     return entry;
   }
 
@@ -216,6 +224,7 @@ export class ReadThrough {
     if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
     else if (this.dueAhead(entry, this.deps.clock.now(), this.deps.settings()))
       this.refreshLater(lookup, generation, entry, 'ahead');
+    if (this.deps.audit?.sampler.take() === true) this.auditLater(lookup, generation, entry);
     return { entry, outcome: 'hit' };
   }
 
@@ -355,7 +364,7 @@ export class ReadThrough {
     fallback: CacheEntry | undefined,
     base: CacheEntry | undefined = fallback,
   ): Promise<Served> {
-    const { factory, clock, settings } = this.deps;
+    const { factory, clock } = this.deps;
     const started = clock.now();
     const validators = factory.validatorsFor(base, started);
     let answer;
@@ -369,6 +378,18 @@ export class ReadThrough {
     } catch (error) {
       return this.staleOnError(lookup, generation, fallback, error);
     }
+    return this.keep(lookup, generation, base, answer, started);
+  }
+
+  /** What an upstream answer to a fetch begun at `started` for `lookup` comes to: learned, stored, served. */
+  private keep(
+    lookup: Lookup,
+    generation: Generation,
+    base: CacheEntry | undefined,
+    answer: RevalidatedAnswer<ListPage | Recording>,
+    started: number,
+  ): Served {
+    const { factory, clock, settings } = this.deps;
     const now = clock.now();
     // δ of refresh-ahead, on the flow's own clock (tests move it); a clock step back counts as 0.
     const fetchMs = Math.max(0, now - started);
@@ -466,6 +487,22 @@ export class ReadThrough {
         );
       },
     );
+  }
+
+  /**
+   * An audit of a hit just served (audit/auditor.ts), in the background. Skipped while the entry
+   * is being refreshed or audited: that fetch answers the same question. A changed answer is kept
+   * as this entry's refresh would keep it.
+   */
+  private auditLater(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
+    const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
+    if (this.flights.has(flightKey) || this.audits.has(flightKey)) return;
+    this.audits.add(flightKey);
+    void this.deps
+      .audit!.auditor.audit(lookup, entry, (answer, started) => {
+        this.keep(lookup, generation, entry, answer, started);
+      })
+      .finally(() => this.audits.delete(flightKey));
   }
 
   /**

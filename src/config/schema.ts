@@ -185,6 +185,16 @@ export const configSchema = z
           window: z.number().gt(0).max(1),
         }),
       ),
+      /** The freshness auditor (cache/audit/auditor.ts): a sample of hits revalidated upstream. */
+      audit: z.strictObject({
+        sampleRatio: z.number().min(0).max(1),
+        maxPerSecond: z.number().min(0),
+      }),
+      /** Request Cache-Control (cache/client-control.ts); off: a request's Cache-Control is ignored. */
+      clientControl: z.strictObject({
+        enabled: z.boolean(),
+        minRevalidate: duration.refine((ms) => ms >= 100, 'at least 100ms'),
+      }),
       purge: z.strictObject({
         maxLag: duration.refine((ms) => ms >= 100, 'at least 100ms'),
         pollInterval: duration.refine((ms) => ms >= 10, 'at least 10ms'),

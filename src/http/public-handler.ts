@@ -104,6 +104,8 @@ export class PublicHandler {
   /** The cache metrics, from each request's cache status. */
   private readonly statusMetrics: StatusMetrics;
   private readonly urlRemaining;
+  /** recgw_cache_served_age_seconds, one series per resource. */
+  private readonly servedAge;
   /** Null when tracing.endpoint is unset: then the fast path makes nothing for tracing at all. */
   private readonly tracer;
 
@@ -113,6 +115,10 @@ export class PublicHandler {
     this.requestLog = new RequestLog(deps.logger);
     this.statusMetrics = new StatusMetrics(deps.metrics);
     this.urlRemaining = deps.metrics.urlRemaining.series({});
+    this.servedAge = {
+      list: deps.metrics.servedAge.series({ resource: 'list' }),
+      recording: deps.metrics.servedAge.series({ resource: 'recording' }),
+    };
   }
 
   /** True once a connection was answered with "Connection: close": nothing more is written on it. */
@@ -217,6 +223,7 @@ export class PublicHandler {
           // Recorded only for a hit: a miss here is looked up again (and recorded) by serve().
           trace.span?.child('cache.l1 lookup', SpanKind.INTERNAL, L1_HIT, l1Started).end();
           this.observeUrls(entry, now);
+          this.servedAge[lookup.resource].observe(Math.max(0, now - entry.storedAt) / 1000);
           this.finish(req, trace, writeEntry(headers, res, entry, 'hit', now, trace), 'hit');
           return;
         }
@@ -269,6 +276,7 @@ export class PublicHandler {
       }
       const now = this.deps.clock.now();
       this.observeUrls(served.entry, now);
+      this.servedAge[lookup.resource].observe(Math.max(0, now - served.entry.storedAt) / 1000);
       const status = writeEntry(req.headers, res, served.entry, served.outcome, now, trace);
       this.finish(req, trace, status, served.outcome);
     } catch (error) {
