@@ -13,6 +13,7 @@ import { Verdicts } from './auth/verdicts.js';
 import { EntryFactory } from './cache/entry/factory.js';
 import { Generations } from './purge/generations.js';
 import { L1Cache } from './cache/l1/l1.js';
+import { DepartedNames } from './cache/l1/departed.js';
 import { Purger } from './purge/purger.js';
 import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
@@ -151,11 +152,14 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       onForeignGeneration: (workspace) => purgeStore.forget(workspace),
       indexSize: initial.cache.purge.indexSize,
     });
+  // The memory of evicted names (a miss's reason) is held within cache.l1.maxBytes.
+  const departed = new DepartedNames(initial.cache.l1.maxBytes);
   const l1 = new L1Cache(
-    initial.cache.l1.maxBytes,
+    Math.max(0, initial.cache.l1.maxBytes - departed.bytes),
     metrics,
     initial.cache.l1.policy,
     initial.cache.l1.tenantShare,
+    departed,
   );
   const generations = new Generations({
     shared: purgeStore,

@@ -4,6 +4,7 @@
  * did for a request goes in its CacheStatus. Only a VerifiedCaller is answered from the cache or
  * a shared fetch; a key not yet verified proves itself with its own fetch (prove).
  */
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
@@ -12,7 +13,7 @@ import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
 import { flightKey as flightKeyOf, type Generation, type ResourceKey } from './entry/keys.js';
-import { entryState, isHit, type EntryState } from './entry/state.js';
+import { entryState, isHit, meetsBound, type EntryState } from './entry/state.js';
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
 import type { L2Store } from './l2/store.js';
@@ -23,6 +24,8 @@ import { fetchedFrom } from './entry/fetched.js';
 import type { RevalidatedAnswer } from '../upstream/types.js';
 import type { Auditor } from './audit/auditor.js';
 import type { AuditSampler } from './audit/sampler.js';
+import { strongerReason, type MissReason } from './miss-reason.js';
+import type { CacheStatus } from './status.js';
 
 /** Collaborators of the flow. */
 export interface ReadThroughDeps {
@@ -91,6 +94,7 @@ export class ReadThrough {
     const settings = this.deps.settings();
     const state = entryState(entry, now, settings, lookup.workspace);
     if (!isHit(state)) return undefined;
+    if (lookup.bound !== undefined && !this.meets(lookup, entry, now)) return undefined;
     lookup.status.l1 = 'hit';
     this.tiers.onL1Hit(lookup, generation, entry);
     if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
@@ -140,11 +144,13 @@ export class ReadThrough {
   private async serveUnder(lookup: VerifiedLookup, generation: Generation): Promise<Served> {
     // L1: fresh → hit; stale within stale-while-revalidate → serve it, refresh once behind it.
     const span = lookup.trace?.child('cache.l1 lookup');
-    const fallback = this.readL1(lookup.workspace, generation, lookup.key);
+    const fallback = this.readL1(lookup.workspace, generation, lookup.key, lookup.status);
     const served = this.answer(lookup, generation, fallback, 'l1');
     span?.setAttribute('recgw.cache.result', served ? served.outcome : 'miss');
     span?.end();
     if (served) return served;
+    // only-if-cached (cache.clientControl): the cache answers, or nothing does.
+    if (lookup.bound?.onlyIfCached === true) return this.cachedOnly(lookup, generation);
     // Coalesce: one fetch per key at a time, shared by every verified request for it.
     const flightKey = flightKeyOf(lookup.workspace, generation, lookup.key);
     const existing = this.flights.get(flightKey);
@@ -172,6 +178,8 @@ export class ReadThrough {
    * upstream checks the key before it looks anything up.
    */
   async prove(lookup: Lookup): Promise<Served> {
+    if (lookup.bound?.onlyIfCached === true) throw new GatewayError('NOT_CACHED');
+    lookup.status.missReason = 'unverified';
     const generation = await this.tiers.generation(lookup.workspace);
     return this.ownFetch(lookup, generation, undefined, () => {
       this.deps.keyLearned(lookup, true);
@@ -213,8 +221,21 @@ export class ReadThrough {
     tier: 'l1' | 'l2',
   ): Served | undefined {
     const state = entry === undefined ? 'unusable' : this.stateOf(lookup, entry);
-    const result = isHit(state) ? 'hit' : state === 'stale-while-revalidate' ? 'stale' : 'miss';
+    // An entry short of the client's bound is a miss, kept as the fallback whose validators
+    // make the revalidation conditional.
+    const unmet =
+      entry !== undefined &&
+      lookup.bound !== undefined &&
+      !this.meets(lookup, entry, this.deps.clock.now());
+    const result = unmet
+      ? 'miss'
+      : isHit(state)
+        ? 'hit'
+        : state === 'stale-while-revalidate'
+          ? 'stale'
+          : 'miss';
     lookup.status[tier] = result;
+    if (result === 'miss') this.noteMiss(lookup, generation, entry, unmet, tier);
     if (entry === undefined || result === 'miss') return undefined;
     if (result === 'stale') {
       this.refreshLater(lookup, generation, entry, 'stale');
@@ -237,7 +258,7 @@ export class ReadThrough {
     const { l2 } = this.deps;
     let fallback = l1Fallback;
     // L1 again: an entry may have landed while this request awaited its generation.
-    const again = this.readL1(lookup.workspace, generation, lookup.key);
+    const again = this.readL1(lookup.workspace, generation, lookup.key, lookup.status);
     if (again !== undefined && again !== fallback) {
       const served = this.answer(lookup, generation, again, 'l1');
       if (served) return served;
@@ -254,7 +275,7 @@ export class ReadThrough {
     if (l2 === null) return this.fromUpstream(lookup, generation, fallback);
     // L2: shared by every instance; a hit there fills L1.
     const span = lookup.trace?.child('cache.l2 lookup');
-    const shared = await this.readL2(lookup.workspace, generation, lookup.key);
+    const shared = await this.readL2(lookup.workspace, generation, lookup.key, lookup.status);
     const served = this.answer(lookup, generation, shared, 'l2');
     span?.setAttribute(
       'recgw.cache.result',
@@ -266,13 +287,55 @@ export class ReadThrough {
       if (served) return served;
       if (fallback === undefined || shared.storedAt > fallback.storedAt) fallback = shared;
     }
-    const locked = await this.waitForLock(lookup, generation);
+    // A client's bound refused `fallback`: only a value stored after it may answer.
+    const locked = await this.waitForLock(
+      lookup,
+      generation,
+      lookup.bound === undefined ? undefined : fallback?.storedAt,
+    );
     if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
     try {
       return await this.fromUpstream(lookup, generation, fallback);
     } finally {
       if (locked.release !== undefined) void locked.release();
     }
+  }
+
+  /** Why a tier's lookup missed (miss-reason.ts): the most telling reason of the request's lookups is kept. */
+  private noteMiss(
+    lookup: Lookup,
+    generation: Generation,
+    entry: CacheEntry | undefined,
+    unmet: boolean,
+    tier: 'l1' | 'l2',
+  ): void {
+    const reason: MissReason = unmet
+      ? 'client'
+      : entry !== undefined
+        ? 'expired'
+        : tier === 'l1' && this.tiers.evictedFromL1(lookup.workspace, generation, lookup.key)
+          ? 'evicted'
+          : 'cold';
+    lookup.status.missReason = strongerReason(lookup.status.missReason, reason);
+  }
+
+  /** Whether `entry` meets the lookup's Cache-Control bound (state.ts, meetsBound). */
+  private meets(lookup: Lookup, entry: CacheEntry, now: number): boolean {
+    const { minRevalidate } = this.deps.settings().config.cache.clientControl;
+    return meetsBound(entry, now, lookup.bound!, minRevalidate);
+  }
+
+  /** only-if-cached past L1: L2 may answer (and fill L1); else 504 NOT_CACHED, never a fetch. */
+  private async cachedOnly(lookup: VerifiedLookup, generation: Generation): Promise<Served> {
+    if (this.deps.l2 !== null) {
+      const shared = await this.readL2(lookup.workspace, generation, lookup.key, lookup.status);
+      const served = this.answer(lookup, generation, shared, 'l2');
+      if (served) {
+        this.tiers.storeL1(lookup.workspace, generation, lookup.key, served.entry);
+        return served;
+      }
+    }
+    throw new GatewayError('NOT_CACHED');
   }
 
   private stateOf(lookup: Lookup, entry: CacheEntry): EntryState {
@@ -391,6 +454,7 @@ export class ReadThrough {
   ): Served {
     const { factory, clock, settings } = this.deps;
     const now = clock.now();
+    lookup.status.fwdStatus = answer.status;
     // δ of refresh-ahead, on the flow's own clock (tests move it); a clock step back counts as 0.
     const fetchMs = Math.max(0, now - started);
     if (answer.status === 401) {
@@ -536,20 +600,34 @@ export class ReadThrough {
     }
   }
 
+  /** Reads L1; with `timed`, the time it took is added to the request's l1Ms (Server-Timing). */
   private readL1(
     workspace: WorkspaceId,
     generation: Generation,
     key: ResourceKey,
+    timed?: CacheStatus,
   ): CacheEntry | undefined {
-    return this.tiers.readL1(workspace, generation, key);
+    if (timed === undefined) return this.tiers.readL1(workspace, generation, key);
+    const started = performance.now();
+    const entry = this.tiers.readL1(workspace, generation, key);
+    timed.l1Ms += performance.now() - started;
+    return entry;
   }
 
-  private readL2(
+  /** Reads L2; with `timed`, the time it took is added to the request's l2Ms (Server-Timing). */
+  private async readL2(
     workspace: WorkspaceId,
     generation: Generation,
     key: ResourceKey,
+    timed?: CacheStatus,
   ): Promise<CacheEntry | undefined> {
-    return this.tiers.readL2(workspace, generation, key);
+    if (timed === undefined) return this.tiers.readL2(workspace, generation, key);
+    const started = performance.now();
+    try {
+      return await this.tiers.readL2(workspace, generation, key);
+    } finally {
+      timed.l2Ms += performance.now() - started;
+    }
   }
 
   private store(

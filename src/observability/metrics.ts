@@ -141,6 +141,15 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Answers the cache could not give, by why (cache/miss-reason.ts: a small fixed set). */
+  readonly cacheMisses = new Counter({
+    name: `${PREFIX}cache_misses_total`,
+    help: 'Answers forwarded upstream (or collapsed onto a fetch), by resource and reason (cold, evicted, expired, client, unverified).',
+    labelNames: ['resource', 'reason'] as const,
+    registers: [this.registry],
+    collect: this.batch.flush,
+  });
+
   /** Audits of served hits (cache.audit) by result: consistent, inconsistent (the data had changed), error. */
   readonly cacheAudits = new Counter({
     name: `${PREFIX}cache_audit_total`,

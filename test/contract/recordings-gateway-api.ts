@@ -208,7 +208,7 @@ export interface components {
              * @description A stable code to classify on (src/errors.ts).
              * @enum {unknown}
              */
-            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE";
+            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "NOT_CACHED" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE";
         };
         Tag: {
             id: string;
@@ -411,6 +411,7 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlHit"];
                 Age: components["headers"]["Age"];
                 "Cache-Status": components["headers"]["CacheStatus"];
+                "Server-Timing": components["headers"]["ServerTiming"];
                 Vary: components["headers"]["Vary"];
                 "Content-Encoding": components["headers"]["ContentEncoding"];
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -431,6 +432,7 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlHit"];
                 Age: components["headers"]["Age"];
                 "Cache-Status": components["headers"]["CacheStatus"];
+                "Server-Timing": components["headers"]["ServerTiming"];
                 Vary: components["headers"]["Vary"];
                 "Content-Encoding": components["headers"]["ContentEncoding"];
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -451,6 +453,7 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlHit"];
                 Age: components["headers"]["Age"];
                 "Cache-Status": components["headers"]["CacheStatus"];
+                "Server-Timing": components["headers"]["ServerTiming"];
                 Vary: components["headers"]["Vary"];
                 "X-Request-Id": components["headers"]["RequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -616,7 +619,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description UPSTREAM_TIMEOUT at upstream.timeouts.deadline, with no stale copy to serve. */
+        /** @description UPSTREAM_TIMEOUT at upstream.timeouts.deadline, with no stale copy to serve; NOT_CACHED for a request with `Cache-Control: only-if-cached` (cache.clientControl on) that nothing cached could answer. */
         GatewayTimeout: {
             headers: {
                 "Cache-Control": components["headers"]["NoStore"];
@@ -688,6 +691,11 @@ export interface components {
         ApiKey: string;
         /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
         IfNoneMatch: string;
+        /**
+         * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+         *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+         */
+        CacheControl: string;
         /** @description Echoed when sane; otherwise one is generated. */
         RequestId: string;
     };
@@ -703,11 +711,16 @@ export interface components {
         Age: string;
         /**
          * @description RFC 9211: `recgw; hit; ttl=N` (fresh), `recgw; hit; ttl=-N` (stale, being revalidated),
-         *     `recgw; fwd=miss; stored`, `recgw; fwd=miss` (nothing stored: every TTL 0),
-         *     `recgw; fwd=miss; collapsed` (waited on another request's fetch),
-         *     `recgw; fwd=stale; ttl=-N; detail=upstream-error` (stale-if-error).
+         *     `recgw; fwd=<why>; fwd-status=<upstream status>; stored; detail=<reason>` (fetched;
+         *     without `stored` when every TTL is 0), `recgw; fwd=<why>; collapsed; detail=<reason>`
+         *     (waited on another request's fetch), `recgw; fwd=stale; ttl=-N; detail=upstream-error`
+         *     (stale-if-error). `fwd`: `uri-miss` (nothing held: `detail=cold` or `evicted`), `stale`
+         *     (held but past serving: `detail=expired`), `request` (short of the request's
+         *     Cache-Control: `detail=client`), `miss` (`detail=unverified`: a key not yet verified).
          */
         CacheStatus: components["schemas"]["CacheStatus"];
+        /** @description Where the time went, in ms: `l1;dur=…` and, when taken, `l2;dur=…` and `upstream;dur=…`. */
+        ServerTiming: string;
         /** @description Always on cached answers; the same URL may be served identity, then encoded. */
         Vary: "Accept-Encoding";
         /** @description gzip or br when the entry has that encoding and Accept-Encoding allows it (brotli preferred). */
@@ -751,6 +764,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -787,6 +805,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -818,6 +841,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -852,6 +880,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -891,6 +924,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -927,6 +965,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -958,6 +1001,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -992,6 +1040,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };

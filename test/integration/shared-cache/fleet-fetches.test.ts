@@ -16,7 +16,7 @@ const MAX_FETCHES = 8;
 /** What one answer says it was: a hit, a stale serve, or a wait on an upstream fetch. */
 function kindOf(reply: Reply): 'hit' | 'stale' | 'waited' {
   const status = String(reply.headers['cache-status'] ?? '');
-  if (/fwd=miss|collapsed/.test(status)) return 'waited';
+  if (/fwd=(miss|uri-miss|stale; fwd-status|request)|collapsed/.test(status)) return 'waited';
   return /ttl=-/.test(status) ? 'stale' : 'hit';
 }
 
