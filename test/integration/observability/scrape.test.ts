@@ -121,6 +121,7 @@ void t.test(
       // DESIGN A10: freshness as a number.
       'recgw_cache_audit_total',
       'recgw_cache_served_age_seconds',
+      'recgw_cache_misses_total',
     ];
     t.same(
       gateway.sort(),
