@@ -190,7 +190,7 @@ export const configSchema = z
         sampleRatio: z.number().min(0).max(1),
         maxPerSecond: z.number().min(0),
       }),
-      /** Request Cache-Control (cache/client-control.ts); off: a request's Cache-Control is ignored. */
+      /** Request Cache-Control (http/request/cache-control.ts, entry/state.ts meetsBound); off: ignored. */
       clientControl: z.strictObject({
         enabled: z.boolean(),
         minRevalidate: duration.refine((ms) => ms >= 100, 'at least 100ms'),
