@@ -6,6 +6,8 @@ import t from 'tap';
 import { Pool } from 'undici';
 import { startGateway } from '../../helpers/gateway.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
+import { getRedis, waitFor } from '../../helpers/redis.js';
+import { startSimulator } from '../../../src/sim/server.js';
 
 const R = '/api/external/v2/recordings';
 
@@ -157,4 +159,69 @@ void t.test('off: a request Cache-Control changes nothing', async (t) => {
   const miss = await gw.get(`${R}/${other}`, { headers: { 'cache-control': 'only-if-cached' } });
   t.equal(miss.status, 200, 'only-if-cached ignored: fetched as usual');
   t.equal(gw.sim.counters.byWorkspace('acme'), 2);
+});
+
+void t.test('a no-cache storm over two instances sharing Redis and the fetch lock', async (t) => {
+  const minRevalidate = 300;
+  const redis = await getRedis(t);
+  const sim = await startSimulator({ workspaces: ['acme'], urlLifetimeMs: 3600_000 });
+  t.teardown(() => sim.close());
+  const options = {
+    sim,
+    redisUrl: redis.url,
+    config: {
+      ...config(true, `${minRevalidate}ms`),
+      cache: {
+        ...config(true, `${minRevalidate}ms`).cache,
+        redis: { keyPrefix: redis.keyPrefix },
+        distributedLock: { enabled: true },
+      },
+    },
+  };
+  const gateways = [await startGateway(t, options), await startGateway(t, options)];
+  await waitFor(
+    () => gateways.every((gw) => gw.app.redis?.up === true),
+    10_000,
+    'both apps connected to Redis',
+  );
+  const id = sim.data['acme']![0]!.id;
+  // Each instance verifies the key and holds the entry first.
+  for (const gw of gateways) t.equal((await gw.get(`${R}/${id}`)).status, 200);
+  const before = sim.counters.requests.length;
+  const storm = async (gw: (typeof gateways)[number]): Promise<void> => {
+    const pool = new Pool(`http://127.0.0.1:${gw.port}`, { connections: 8 });
+    try {
+      // Long enough for several minRevalidate windows however fast the host answers.
+      for (const until = Date.now() + 5 * minRevalidate; Date.now() < until;)
+        await Promise.all(
+          Array.from({ length: 8 }, async () => {
+            const res = await pool.request({
+              path: `${R}/${id}`,
+              method: 'GET',
+              headers: {
+                host: `acme.localhost:${gw.port}`,
+                'x-api-key': gw.key(),
+                'cache-control': 'no-cache',
+              },
+            });
+            await res.body.dump();
+            if (res.statusCode !== 200) t.fail(`status ${res.statusCode}`);
+          }),
+        );
+    } finally {
+      await pool.close();
+    }
+  };
+  await Promise.all(gateways.map(storm));
+  const arrivals = sim.counters.requests
+    .slice(before)
+    .filter((r) => r.id === id)
+    .map((r) => r.at);
+  const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]!);
+  t.comment(`${arrivals.length} upstream requests, gaps ${gaps.join(', ')} ms`);
+  t.ok(
+    gaps.every((gap) => gap >= minRevalidate),
+    'fleet-wide, consecutive upstream requests for the key at least minRevalidate apart',
+  );
+  t.ok(arrivals.length >= 2, 'the storm did revalidate');
 });
