@@ -225,3 +225,19 @@ void t.test('a no-cache storm over two instances sharing Redis and the fetch loc
   );
   t.ok(arrivals.length >= 2, 'the storm did revalidate');
 });
+
+void t.test('a revalidation a client asks for counts against its key quota', async (t) => {
+  const gw = await startGateway(t, {
+    simOptions: { workspaces: ['acme'], urlLifetimeMs: 3600_000 },
+    config: { ...config(true, '100ms'), limits: { perKey: { requests: 3, window: '1h' } } },
+  });
+  const path = `${R}/${gw.sim.data['acme']![0]!.id}`;
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    statuses.push((await gw.get(path, { headers: { 'cache-control': 'no-cache' } })).status);
+    // Past minRevalidate: each request revalidates.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+  }
+  t.same(statuses, [200, 200, 200, 429], 'the fourth request is over the quota');
+  t.equal(gw.sim.counters.byWorkspace('acme'), 3, 'and is not sent upstream');
+});
