@@ -70,8 +70,11 @@ export class ReadThrough {
   private readonly tiers: Tiers;
   private readonly urls: UrlGuard;
   private readonly random: () => number;
-  /** Entries under audit (their flight keys), so a hot entry is audited once at a time. */
-  private readonly audits = new Set<string>();
+  /**
+   * Entries under audit, by flight key, so a hot entry is audited once at a time; `more` counts
+   * the samples that fell on the same entry meanwhile, which share its verdict.
+   */
+  private readonly audits = new Map<string, { entry: CacheEntry; more: number }>();
 
   constructor(private readonly deps: ReadThroughDeps) {
     this.tiers = deps.tiers;
@@ -554,18 +557,28 @@ export class ReadThrough {
   }
 
   /**
-   * An audit of a hit just served (audit/auditor.ts), in the background. Skipped while the entry
-   * is being refreshed or audited: that fetch answers the same question. A changed answer is kept
-   * as this entry's refresh would keep it.
+   * An audit of a hit just served (audit/auditor.ts), in the background. A sample of an entry
+   * already under audit takes that audit's verdict, without a fetch of its own: dropping it
+   * would leave out exactly the stale answers served while a changed entry is being audited,
+   * and bias the measured share low. Skipped while the entry is being refreshed (that fetch
+   * answers the question, unrecorded). A changed answer is kept as this entry's refresh would.
    */
   private auditLater(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
     const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
-    if (this.flights.has(flightKey) || this.audits.has(flightKey)) return;
-    this.audits.add(flightKey);
-    void this.deps
-      .audit!.auditor.audit(lookup, entry, (answer, started) => {
+    const under = this.audits.get(flightKey);
+    if (under !== undefined) {
+      if (under.entry === entry) under.more++;
+      return;
+    }
+    if (this.flights.has(flightKey)) return;
+    const audit = { entry, more: 0 };
+    this.audits.set(flightKey, audit);
+    const { auditor } = this.deps.audit!;
+    void auditor
+      .audit(lookup, entry, (answer, started) => {
         this.keep(lookup, generation, entry, answer, started);
       })
+      .then((result) => auditor.countAgain(lookup.resource, result, audit.more))
       .finally(() => this.audits.delete(flightKey));
   }
 

@@ -48,6 +48,11 @@ export class Auditor {
     return result;
   }
 
+  /** Counts `times` more samples of an entry with the verdict its audit reached (no fetch, no log line). */
+  countAgain(resource: Lookup['resource'], result: AuditResult, times: number): void {
+    for (let i = 0; i < times; i++) this.deps.counted(resource, result);
+  }
+
   private async judge(lookup: Lookup, entry: CacheEntry, keep: Keep): Promise<AuditResult> {
     const started = this.deps.now();
     let answer: RevalidatedAnswer<ListPage | Recording>;

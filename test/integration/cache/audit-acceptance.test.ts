@@ -117,7 +117,11 @@ void t.test('the auditor flags changed hot recordings and measures the stale sha
   );
   t.ok(flagged.size >= 0.95 * CHANGED, `at least 95% of the changed recordings flagged`);
   t.ok(extra <= 0.01 * answers, 'extra upstream requests at most 1% of answers');
-  t.equal(extra, consistent + inconsistent, 'one upstream request per audit, refresh included');
+  // Samples of an entry already under audit share its fetch and verdict: at most one each.
+  t.ok(
+    extra <= consistent + inconsistent,
+    'at most one upstream request per audit, refresh included',
+  );
   t.ok(
     Math.abs(reported - trueShare) <= 0.1,
     'the reported inconsistent share within ±10 points of the true share',
