@@ -13,10 +13,13 @@ import { Verdicts } from './auth/verdicts.js';
 import { EntryFactory } from './cache/entry/factory.js';
 import { Generations } from './purge/generations.js';
 import { L1Cache } from './cache/l1/l1.js';
+import { DepartedNames } from './cache/l1/departed.js';
 import { Purger } from './purge/purger.js';
 import { widenedPurges } from './purge/widening.js';
 import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
+import { Auditor } from './cache/audit/auditor.js';
+import { AuditSampler } from './cache/audit/sampler.js';
 import { RedisL2Store } from './cache/l2/redis-store.js';
 import { makeSettings, type Settings } from './cache/settings.js';
 import { StaleOnArrival } from './cache/entry/stale-on-arrival.js';
@@ -149,11 +152,14 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       clock,
       onForeignGeneration: (workspace) => purgeStore.forget(workspace),
     });
+  // The memory of evicted names (a miss's reason) is held within cache.l1.maxBytes.
+  const departed = new DepartedNames(initial.cache.l1.maxBytes);
   const l1 = new L1Cache(
-    initial.cache.l1.maxBytes,
+    Math.max(0, initial.cache.l1.maxBytes - departed.bytes),
     metrics,
     initial.cache.l1.policy,
     initial.cache.l1.tenantShare,
+    departed,
   );
   const generations = new Generations({
     shared: purgeStore,
@@ -199,7 +205,21 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     logger: cacheLogger,
   });
   const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
+  const audit = {
+    sampler: new AuditSampler(
+      () => settings.config.cache.audit,
+      () => clock.now(),
+      Math.random,
+    ),
+    auditor: new Auditor({
+      validatorsFor: (entry, now) => factory.validatorsFor(entry, now),
+      now: () => clock.now(),
+      logger: cacheLogger,
+      counted: (resource, result) => metrics.cacheAudits.inc({ resource, result }),
+    }),
+  };
   const readThrough = new ReadThrough({
+    audit,
     tiers,
     l2,
     factory,

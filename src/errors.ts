@@ -30,6 +30,10 @@ export const ERROR_CODES = {
     message: 'The recordings store is failing; requests are paused briefly',
   },
   UPSTREAM_TIMEOUT: { status: 504, message: 'The recordings store did not answer in time' },
+  NOT_CACHED: {
+    status: 504,
+    message: 'Cache-Control only-if-cached: nothing cached may answer this request',
+  },
   SHUTTING_DOWN: {
     status: 503,
     message: 'This gateway instance is shutting down; retry the request',

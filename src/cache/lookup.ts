@@ -5,6 +5,7 @@ import type { ListPage, Recording } from '../recording.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { Resource, RevalidatedAnswer, Validators } from '../upstream/types.js';
 import type { CacheEntry } from './entry/entry.js';
+import type { ClientBound } from './entry/state.js';
 import type { ResourceKey } from './entry/keys.js';
 import type { CacheStatus } from './status.js';
 
@@ -24,6 +25,8 @@ export interface Lookup extends Caller {
   fetch(apiKey: string, validators?: Validators): Promise<RevalidatedAnswer<ListPage | Recording>>;
   /** The request's trace, when it has one (spans recorded, or a client's traceparent carried). */
   readonly trace?: RequestTrace | null;
+  /** What the request's Cache-Control asks (cache.clientControl on); undefined: nothing. */
+  readonly bound?: ClientBound | undefined;
 }
 
 /** A lookup whose key has a valid verdict: the only kind the cache answers. */

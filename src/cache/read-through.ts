@@ -4,6 +4,7 @@
  * did for a request goes in its CacheStatus. Only a VerifiedCaller is answered from the cache or
  * a shared fetch; a key not yet verified proves itself with its own fetch (prove).
  */
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
@@ -13,7 +14,7 @@ import type { ListPage, Recording } from '../recording.js';
 import type { CacheEntry, StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
 import { flightKey as flightKeyOf, type Generation, type ResourceKey } from './entry/keys.js';
-import { entryState, isHit, type EntryState } from './entry/state.js';
+import { entryState, isHit, meetsBound, type EntryState } from './entry/state.js';
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
 import type { L2Store, LockAsk, LockOutcome } from './l2/store.js';
@@ -21,6 +22,11 @@ import { ownKey, recordingValues, valuesAskedBy } from './entry/recording-values
 import type { Tiers } from './tiers.js';
 import { UrlGuard } from './resign.js';
 import { fetchedFrom } from './entry/fetched.js';
+import type { RevalidatedAnswer } from '../upstream/types.js';
+import type { Auditor } from './audit/auditor.js';
+import type { AuditSampler } from './audit/sampler.js';
+import { strongerReason, type MissReason } from './miss-reason.js';
+import type { CacheStatus } from './status.js';
 
 /** Collaborators of the flow. */
 export interface ReadThroughDeps {
@@ -41,6 +47,8 @@ export interface ReadThroughDeps {
   readonly logger: Logger;
   /** Uniform in [0, 1): refresh-ahead's draw (tests pass a seeded one); Math.random by default. */
   readonly random?: () => number;
+  /** cache.audit: which hits to revalidate, and the revalidation (audit/). */
+  readonly audit?: { readonly sampler: AuditSampler; readonly auditor: Auditor };
 }
 
 /**
@@ -82,6 +90,11 @@ export class ReadThrough {
   private readonly tiers: Tiers;
   private readonly urls: UrlGuard;
   private readonly random: () => number;
+  /**
+   * Entries under audit, by flight key, so a hot entry is audited once at a time; `more` counts
+   * the samples that fell on the same entry meanwhile, which share its verdict.
+   */
+  private readonly audits = new Map<string, { entry: CacheEntry; more: number }>();
 
   constructor(private readonly deps: ReadThroughDeps) {
     this.tiers = deps.tiers;
@@ -104,11 +117,13 @@ export class ReadThrough {
     const settings = this.deps.settings();
     const state = entryState(entry, now, settings, lookup.workspace);
     if (!isHit(state)) return undefined;
+    if (lookup.bound !== undefined && !this.meets(lookup, entry, now)) return undefined;
     lookup.status.l1 = 'hit';
     this.tiers.onL1Hit(lookup, generation, entry);
     if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
     else if (this.dueAhead(entry, now, settings))
       this.refreshLater(lookup, generation, entry, 'ahead');
+    if (this.deps.audit?.sampler.take() === true) this.auditLater(lookup, generation, entry);
     return entry;
   }
 
@@ -152,7 +167,7 @@ export class ReadThrough {
   private async serveUnder(lookup: VerifiedLookup, generation: Generation): Promise<Served> {
     // L1: fresh → hit; stale within stale-while-revalidate → serve it, refresh once behind it.
     const span = lookup.trace?.child('cache.l1 lookup');
-    let fallback = this.readL1(lookup.workspace, generation, lookup.key);
+    let fallback = this.readL1(lookup.workspace, generation, lookup.key, lookup.status);
     if (fallback !== undefined) {
       const joined = await this.joinRefresh(lookup, generation, fallback);
       if (joined !== undefined) {
@@ -167,6 +182,8 @@ export class ReadThrough {
     span?.setAttribute('recgw.cache.result', served ? served.outcome : 'miss');
     span?.end();
     if (served) return served;
+    // only-if-cached (cache.clientControl): the cache answers, or nothing does.
+    if (lookup.bound?.onlyIfCached === true) return this.cachedOnly(lookup, generation);
     // Coalesce: one fetch per key at a time, shared by every verified request for it.
     const flightKey = flightKeyOf(lookup.workspace, generation, lookup.key);
     const existing = this.flights.get(flightKey);
@@ -221,6 +238,8 @@ export class ReadThrough {
    * keyVerdictOf's rule (a 404 says nothing).
    */
   async prove(lookup: Lookup): Promise<Served> {
+    if (lookup.bound?.onlyIfCached === true) throw new GatewayError('NOT_CACHED');
+    lookup.status.missReason = 'unverified';
     const generation = await this.tiers.generation(lookup.workspace);
     return this.ownFetch(lookup, generation, undefined, (served) => {
       const valid = keyVerdictOf(served.entry.status);
@@ -263,8 +282,21 @@ export class ReadThrough {
     tier: 'l1' | 'l2',
   ): Served | undefined {
     const state = entry === undefined ? 'unusable' : this.stateOf(lookup, entry);
-    const result = isHit(state) ? 'hit' : state === 'stale-while-revalidate' ? 'stale' : 'miss';
+    // An entry short of the client's bound is a miss, kept as the fallback whose validators
+    // make the revalidation conditional.
+    const unmet =
+      entry !== undefined &&
+      lookup.bound !== undefined &&
+      !this.meets(lookup, entry, this.deps.clock.now());
+    const result = unmet
+      ? 'miss'
+      : isHit(state)
+        ? 'hit'
+        : state === 'stale-while-revalidate'
+          ? 'stale'
+          : 'miss';
     lookup.status[tier] = result;
+    if (result === 'miss') this.noteMiss(lookup, generation, entry, unmet, tier);
     if (entry === undefined || result === 'miss') return undefined;
     if (result === 'stale') {
       this.refreshLater(lookup, generation, entry, 'stale');
@@ -274,6 +306,7 @@ export class ReadThrough {
     if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
     else if (this.dueAhead(entry, this.deps.clock.now(), this.deps.settings()))
       this.refreshLater(lookup, generation, entry, 'ahead');
+    if (this.deps.audit?.sampler.take() === true) this.auditLater(lookup, generation, entry);
     return { entry, outcome: 'hit' };
   }
 
@@ -286,7 +319,7 @@ export class ReadThrough {
     const { l2 } = this.deps;
     let fallback = l1Fallback;
     // L1 again: an entry may have landed while this request awaited its generation.
-    const again = this.readL1(lookup.workspace, generation, lookup.key);
+    const again = this.readL1(lookup.workspace, generation, lookup.key, lookup.status);
     if (again !== undefined && again !== fallback) {
       const served = this.answer(lookup, generation, again, 'l1');
       if (served) return served;
@@ -304,10 +337,11 @@ export class ReadThrough {
     // L2: shared by every instance; a hit there fills L1.
     // The fetch lock is asked for in the same round trip, taken only if nothing is stored.
     const span = lookup.trace?.child('cache.l2 lookup');
-    const read = await this.tiers.readL2(
+    const read = await this.readL2(
       lookup.workspace,
       generation,
       lookup.key,
+      lookup.status,
       this.lockAsk('if-absent'),
     );
     const shared = read.entry;
@@ -325,7 +359,13 @@ export class ReadThrough {
       }
       if (fallback === undefined || shared.storedAt > fallback.storedAt) fallback = shared;
     }
-    const locked = await this.waitForLock(lookup, generation, -Infinity, read.lock);
+    // A client's bound refused `fallback`: only a value stored after it may answer.
+    const locked = await this.waitForLock(
+      lookup,
+      generation,
+      lookup.bound === undefined ? -Infinity : (fallback?.storedAt ?? -Infinity),
+      read.lock,
+    );
     if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
     try {
       return await this.fromUpstream(lookup, generation, fallback);
@@ -338,6 +378,48 @@ export class ReadThrough {
   private lockAsk(when: LockAsk['when']): LockAsk | undefined {
     const lock = this.deps.settings().config.cache.distributedLock;
     return lock.enabled ? { ttlMs: lock.ttl, when } : undefined;
+  }
+
+  /** Why a tier's lookup missed (miss-reason.ts): the most telling reason of the request's lookups is kept. */
+  private noteMiss(
+    lookup: Lookup,
+    generation: Generation,
+    entry: CacheEntry | undefined,
+    unmet: boolean,
+    tier: 'l1' | 'l2',
+  ): void {
+    const reason: MissReason = unmet
+      ? 'client'
+      : entry !== undefined
+        ? 'expired'
+        : tier === 'l1' && this.tiers.evictedFromL1(lookup.workspace, generation, lookup.key)
+          ? 'evicted'
+          : 'cold';
+    lookup.status.missReason = strongerReason(lookup.status.missReason, reason);
+  }
+
+  /** Whether `entry` meets the lookup's Cache-Control bound (state.ts, meetsBound). */
+  private meets(lookup: Lookup, entry: CacheEntry, now: number): boolean {
+    const { minRevalidate } = this.deps.settings().config.cache.clientControl;
+    return meetsBound(entry, now, lookup.bound!, minRevalidate);
+  }
+
+  /** only-if-cached past L1: L2 may answer (and fill L1); else 504 NOT_CACHED, never a fetch. */
+  private async cachedOnly(lookup: VerifiedLookup, generation: Generation): Promise<Served> {
+    if (this.deps.l2 !== null) {
+      const { entry: shared } = await this.readL2(
+        lookup.workspace,
+        generation,
+        lookup.key,
+        lookup.status,
+      );
+      const served = this.answer(lookup, generation, shared, 'l2');
+      if (served) {
+        this.tiers.storeL1(lookup.workspace, generation, lookup.key, served.entry);
+        return served;
+      }
+    }
+    throw new GatewayError('NOT_CACHED');
   }
 
   private stateOf(lookup: Lookup, entry: CacheEntry): EntryState {
@@ -432,7 +514,7 @@ export class ReadThrough {
     fallback: CacheEntry | undefined,
     base: CacheEntry | undefined = fallback,
   ): Promise<Served> {
-    const { factory, clock, settings } = this.deps;
+    const { factory, clock } = this.deps;
     const started = clock.now();
     const validators = factory.validatorsFor(base, started);
     let answer;
@@ -446,7 +528,20 @@ export class ReadThrough {
     } catch (error) {
       return this.staleOnError(lookup, generation, fallback, error);
     }
+    return this.keep(lookup, generation, base, answer, started);
+  }
+
+  /** What an upstream answer to a fetch begun at `started` for `lookup` comes to: learned, stored, served. */
+  private keep(
+    lookup: Lookup,
+    generation: Generation,
+    base: CacheEntry | undefined,
+    answer: RevalidatedAnswer<ListPage | Recording>,
+    started: number,
+  ): Served {
+    const { factory, clock, settings } = this.deps;
     const now = clock.now();
+    lookup.status.fwdStatus = answer.status;
     // δ of refresh-ahead, on the flow's own clock (tests move it); a clock step back counts as 0.
     const fetchMs = Math.max(0, now - started);
     if (answer.status === 401) {
@@ -546,6 +641,32 @@ export class ReadThrough {
   }
 
   /**
+   * An audit of a hit just served (audit/auditor.ts), in the background. A sample of an entry
+   * already under audit takes that audit's verdict, without a fetch of its own: dropping it
+   * would leave out exactly the stale answers served while a changed entry is being audited,
+   * and bias the measured share low. Skipped while the entry is being refreshed (that fetch
+   * answers the question, unrecorded). A changed answer is kept as this entry's refresh would.
+   */
+  private auditLater(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
+    const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
+    const under = this.audits.get(flightKey);
+    if (under !== undefined) {
+      if (under.entry === entry) under.more++;
+      return;
+    }
+    if (this.flights.has(flightKey)) return;
+    const audit = { entry, more: 0 };
+    this.audits.set(flightKey, audit);
+    const { auditor } = this.deps.audit!;
+    void auditor
+      .audit(lookup, entry, (answer, started) => {
+        this.keep(lookup, generation, entry, answer, started);
+      })
+      .then((result) => auditor.countAgain(lookup.resource, result, audit.more))
+      .finally(() => this.audits.delete(flightKey));
+  }
+
+  /**
    * One refresh for the whole fleet: a value another instance stored since `stale` is taken
    * as it is, and the refresh takes the key's fetch lock like a miss, so an instance whose
    * neighbour is already refreshing waits for that value instead of asking the upstream again.
@@ -583,12 +704,37 @@ export class ReadThrough {
     }
   }
 
+  /** Reads L1; with `timed`, the time it took is added to the request's l1Ms (Server-Timing). */
   private readL1(
     workspace: WorkspaceId,
     generation: Generation,
     key: ResourceKey,
+    timed?: CacheStatus,
   ): CacheEntry | undefined {
-    return this.tiers.readL1(workspace, generation, key);
+    if (timed === undefined) return this.tiers.readL1(workspace, generation, key);
+    const started = performance.now();
+    const entry = this.tiers.readL1(workspace, generation, key);
+    timed.l1Ms += performance.now() - started;
+    return entry;
+  }
+
+  /**
+   * Reads L2, taking the fetch lock in the same round trip when `lock` asks for it; with
+   * `timed`, the time it took is added to the request's l2Ms (Server-Timing).
+   */
+  private async readL2(
+    workspace: WorkspaceId,
+    generation: Generation,
+    key: ResourceKey,
+    timed?: CacheStatus,
+    lock?: LockAsk,
+  ): Promise<{ entry: CacheEntry | undefined; lock?: LockOutcome }> {
+    const started = performance.now();
+    try {
+      return await this.tiers.readL2(workspace, generation, key, lock);
+    } finally {
+      if (timed !== undefined) timed.l2Ms += performance.now() - started;
+    }
   }
 
   private store(

@@ -4,6 +4,8 @@
  * lines for a request itself; the HTTP handler alone turns this into both, once per request.
  */
 
+import type { MissReason } from './miss-reason.js';
+
 /** What one tier's lookup found: a servable entry, a stale one served, or nothing servable. */
 export type LookupResult = 'hit' | 'stale' | 'miss';
 
@@ -26,4 +28,11 @@ export class CacheStatus {
   refresh: 'none' | 'ahead' | 'stale' = 'none';
   /** Whether this request's own upstream fetch was answered 304 and renewed the cached copy. */
   revalidated = false;
+  /** Why the cache could not answer, once a lookup missed (miss-reason.ts). */
+  missReason: MissReason | undefined = undefined;
+  /** The status of this request's own upstream answer (200, 304, 404), for Cache-Status fwd-status. */
+  fwdStatus: number | undefined = undefined;
+  /** Milliseconds this request spent reading L1 and L2 (Server-Timing). */
+  l1Ms = 0;
+  l2Ms = 0;
 }

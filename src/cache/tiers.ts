@@ -189,6 +189,11 @@ export class Tiers {
     return value?.kind === 'entry' ? value : undefined;
   }
 
+  /** Whether L1 evicted the key for room lately, under this generation (a miss's reason). */
+  evictedFromL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey): boolean {
+    return this.deps.l1.evicted(this.names.of(workspace, generation, key));
+  }
+
   /**
    * Reads L2, following one alias hop; with `lock`, tries the key's fetch lock in the same round
    * trip (l2/read-script.ts). What the entry allows is entryState's to say.

@@ -185,6 +185,16 @@ export const configSchema = z
           window: z.number().gt(0).max(1),
         }),
       ),
+      /** The freshness auditor (cache/audit/auditor.ts): a sample of hits revalidated upstream. */
+      audit: z.strictObject({
+        sampleRatio: z.number().min(0).max(1),
+        maxPerSecond: z.number().min(0),
+      }),
+      /** Request Cache-Control (http/request/cache-control.ts, entry/state.ts meetsBound); off: ignored. */
+      clientControl: z.strictObject({
+        enabled: z.boolean(),
+        minRevalidate: duration.refine((ms) => ms >= 100, 'at least 100ms'),
+      }),
       purge: z.strictObject({
         maxLag: duration.refine((ms) => ms >= 100, 'at least 100ms'),
         pollInterval: duration.refine((ms) => ms >= 10, 'at least 10ms'),

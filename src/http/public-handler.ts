@@ -40,6 +40,8 @@ import { ResponseMemo, writeEntry, writeError, type ResponseContext } from './re
 import { RequestTargetMemo } from './request/target.js';
 import { ALLOW } from './request/route.js';
 import { originFormOf } from './request/absolute-form.js';
+import { clientBound } from './request/cache-control.js';
+import { serverTiming } from './server-timing.js';
 
 /**
  * Logged and counted for a request whose client went away before its answer (nginx's 499):
@@ -74,6 +76,7 @@ interface Trace extends ResponseContext {
   /** The request's trace: recorded spans, a client's traceparent carried, or null (nothing made). */
   span: RequestTrace | null;
   rateLimit: RateLimitFields | null;
+  serverTiming: string | undefined;
 }
 
 /** The attributes of a fast-path L1 lookup span. */
@@ -106,6 +109,8 @@ export class PublicHandler {
   /** The cache metrics, from each request's cache status. */
   private readonly statusMetrics: StatusMetrics;
   private readonly urlRemaining;
+  /** recgw_cache_served_age_seconds, one series per resource. */
+  private readonly servedAge;
   /** Null when tracing.endpoint is unset: then the fast path makes nothing for tracing at all. */
   private readonly tracer;
 
@@ -115,6 +120,10 @@ export class PublicHandler {
     this.requestLog = new RequestLog(deps.logger);
     this.statusMetrics = new StatusMetrics(deps.metrics);
     this.urlRemaining = deps.metrics.urlRemaining.series({});
+    this.servedAge = {
+      list: deps.metrics.servedAge.series({ resource: 'list' }),
+      recording: deps.metrics.servedAge.series({ resource: 'recording' }),
+    };
   }
 
   /** True once a connection was answered with "Connection: close": nothing more is written on it. */
@@ -150,6 +159,7 @@ export class PublicHandler {
       lookup: undefined,
       span: null,
       rateLimit: null,
+      serverTiming: undefined,
     };
     if (this.tracer !== null) trace.span = this.startSpan(this.tracer, req, route);
     try {
@@ -207,6 +217,7 @@ export class PublicHandler {
         config.server.trustProxy,
       );
       trace.lookup = lookup;
+      if (config.cache.clientControl.enabled) lookup.bound = clientBound(headers['cache-control']);
       const verified = this.deps.keys.known(lookup, config.auth.mode, now);
       // With a quota in force, a request decided now (from its key's lease, or counted here)
       // may still take the fast path; one whose count must wait for its store cannot.
@@ -219,12 +230,15 @@ export class PublicHandler {
         // The fast path: a verified key and a fresh L1 entry. Nothing here awaits.
         if (quota !== null) this.applyQuota(trace, quota, decided!);
         lookup.trace = trace.span;
-        const l1Started = trace.span === null ? 0 : performance.now();
+        const l1Started = performance.now();
         const entry = this.deps.readThrough.hit(verified, now);
         if (entry !== undefined) {
+          lookup.l1Ms = performance.now() - l1Started;
+          trace.serverTiming = serverTiming(lookup);
           // Recorded only for a hit: a miss here is looked up again (and recorded) by serve().
           trace.span?.child('cache.l1 lookup', SpanKind.INTERNAL, L1_HIT, l1Started).end();
           this.observeUrls(entry, now);
+          this.servedAge[lookup.resource].observe(Math.max(0, now - entry.storedAt) / 1000);
           this.finish(req, trace, writeEntry(headers, res, entry, 'hit', now, trace), 'hit');
           return;
         }
@@ -276,7 +290,9 @@ export class PublicHandler {
         return;
       }
       const now = this.deps.clock.now();
+      trace.serverTiming = serverTiming(lookup);
       this.observeUrls(served.entry, now);
+      this.servedAge[lookup.resource].observe(Math.max(0, now - served.entry.storedAt) / 1000);
       const status = writeEntry(req.headers, res, served.entry, served.outcome, now, trace);
       this.finish(req, trace, status, served.outcome);
     } catch (error) {
@@ -321,6 +337,7 @@ export class PublicHandler {
       error instanceof GatewayError
         ? error
         : new GatewayError('INTERNAL', undefined, { cause: error });
+    if (trace.lookup !== undefined) trace.serverTiming = serverTiming(trace.lookup);
     if (!(error instanceof GatewayError))
       this.deps.logger.error({ err: error, reqId: trace.requestId }, 'unexpected error');
     if (res.headersSent || res.destroyed) {
@@ -363,7 +380,7 @@ export class PublicHandler {
       trace.workspace,
     );
     if (trace.lookup !== undefined)
-      this.statusMetrics.record(trace.lookup.resource, trace.lookup.status);
+      this.statusMetrics.record(trace.lookup.resource, trace.lookup.status, cache);
     if (this.requestLog.enabled)
       this.requestLog.write({
         reqId: trace.requestId,

@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import { recordingIdOf, type ResourceKey } from '../cache/entry/keys.js';
 import type { Lookup } from '../cache/lookup.js';
+import type { ClientBound } from '../cache/entry/state.js';
 import { CacheStatus } from '../cache/status.js';
 import type { ListPage, Recording } from '../recording.js';
 import { SpanKind, endSpan, type RequestTrace } from '../tracing/request-trace.js';
@@ -26,6 +27,8 @@ import { clientAddress } from './request/client-address.js';
 export class ResourceLookup extends CacheStatus implements Lookup {
   /** The request's trace; null (no object made) when tracing is off and the client sent none. */
   trace: RequestTrace | null = null;
+  /** The request's Cache-Control bound, set by the handler when cache.clientControl is on. */
+  bound: ClientBound | undefined = undefined;
   #address: string | undefined;
 
   constructor(

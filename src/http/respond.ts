@@ -8,6 +8,8 @@ import type { Outcome } from '../cache/lookup.js';
 import { ageSeconds, freshSeconds } from '../cache/entry/state.js';
 import { errorBody, type GatewayError } from '../errors.js';
 import { CodingMemo } from './encoding.js';
+import { fwdOf } from '../cache/miss-reason.js';
+import type { CacheStatus } from '../cache/status.js';
 import type { RateLimitFields } from '../limits/rate-limit-headers.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -46,6 +48,10 @@ export interface ResponseContext {
   readonly memo: ResponseMemo;
   /** The key's RateLimit-Policy and RateLimit fields once its quota was counted, else null. */
   readonly rateLimit: RateLimitFields | null;
+  /** What the cache did for the request (a miss's reason, its upstream status), when it got that far. */
+  readonly lookup?: CacheStatus | undefined;
+  /** The Server-Timing value (server-timing.ts), when the request reached the cache. */
+  readonly serverTiming?: string | undefined;
 }
 
 /** The request's own fields that every answer carries, entry or error. */
@@ -54,9 +60,15 @@ function pushContextHeaders(headers: string[], ctx: ResponseContext): void {
   const rateLimit = ctx.rateLimit;
   if (rateLimit !== null)
     headers.push('RateLimit-Policy', rateLimit.policy, 'RateLimit', rateLimit.state);
+  if (ctx.serverTiming !== undefined) headers.push('Server-Timing', ctx.serverTiming);
 }
 
-function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
+function cacheStatus(
+  entry: CacheEntry,
+  outcome: Outcome,
+  now: number,
+  lookup: CacheStatus | undefined,
+): string {
   switch (outcome) {
     case 'hit':
       return `recgw; hit; ttl=${freshSeconds(entry, now)}`;
@@ -64,15 +76,29 @@ function cacheStatus(entry: CacheEntry, outcome: Outcome, now: number): string {
       return `recgw; hit; ttl=${Math.min(-1, freshSeconds(entry, now))}`;
     case 'miss':
       // RFC 9211 §2.7: "stored" only when it was; an answer no TTL keeps is not (tiers.ts).
-      return worthStoring(entry, now) ? 'recgw; fwd=miss; stored' : 'recgw; fwd=miss';
+      return forwarded(lookup, worthStoring(entry, now) ? '; stored' : '');
     case 'collapsed':
-      return 'recgw; fwd=miss; collapsed';
+      return forwarded(lookup, '; collapsed');
     // Found past its freshness, answered by the refresh already under way (read-through.ts).
     case 'refreshed':
       return 'recgw; fwd=stale; collapsed';
     case 'stale-error':
       return `recgw; fwd=stale; ttl=${Math.min(-1, freshSeconds(entry, now))}; detail=upstream-error`;
   }
+}
+
+/**
+ * A forwarded answer's Cache-Status (RFC 9211 §2.2-2.4): why it was forwarded (`fwd`, from the
+ * miss's reason), the status the upstream gave this request's own fetch (`fwd-status`), and the
+ * reason itself as `detail` (miss-reason.ts). Without a cache status (unit callers): `fwd=miss`.
+ */
+function forwarded(lookup: CacheStatus | undefined, flags: string): string {
+  const reason = lookup?.missReason;
+  const status =
+    lookup?.fwdStatus === undefined || flags === '; collapsed'
+      ? ''
+      : `; fwd-status=${lookup.fwdStatus}`;
+  return `recgw; fwd=${fwdOf(reason)}${status}${flags}${reason === undefined ? '' : `; detail=${reason}`}`;
 }
 
 const HIT_MEMO_LIMIT = 4096;
@@ -128,7 +154,7 @@ export function writeEntry(
       ? ctx.memo.hitValues(left)
       : [
           `private, max-age=${outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, left)}`,
-          cacheStatus(entry, outcome, now),
+          cacheStatus(entry, outcome, now, ctx.lookup),
         ];
   // Name/value pairs, one pair a line. Content-Type, Content-Encoding and Content-Length describe
   // the body, so they are added only when one is sent: a 304 carries the fields RFC 9110 §15.4.5

@@ -20,6 +20,9 @@ export const LATENCY_BUCKETS = [
 /** Remaining-validity buckets (seconds) for served transcoded_url values. */
 const REMAINING_BUCKETS = [0, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400];
 
+/** Served-age buckets (seconds): from just fetched to a day, around the usual TTLs. */
+const AGE_BUCKETS = [0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 21600, 86400];
+
 const PREFIX = 'recgw_';
 
 /** Options of {@link GatewayMetrics}. */
@@ -136,6 +139,31 @@ export class GatewayMetrics {
     help: "Waits on another instance's fetch lock, by resource and how they ended (woken, rechecked, timeout, unavailable).",
     labelNames: ['resource', 'result'] as const,
     registers: [this.registry],
+  });
+
+  /** Answers the cache could not give, by why (cache/miss-reason.ts: a small fixed set). */
+  readonly cacheMisses = new Counter({
+    name: `${PREFIX}cache_misses_total`,
+    help: 'Answers forwarded upstream (or collapsed onto a fetch), by resource and reason (cold, evicted, expired, client, unverified).',
+    labelNames: ['resource', 'reason'] as const,
+    registers: [this.registry],
+    collect: this.batch.flush,
+  });
+
+  /** Audits of served hits (cache.audit) by result: consistent, inconsistent (the data had changed), error. */
+  readonly cacheAudits = new Counter({
+    name: `${PREFIX}cache_audit_total`,
+    help: 'Sampled cache hits revalidated upstream (cache.audit), by resource and result (consistent, inconsistent: the data had changed, error).',
+    labelNames: ['resource', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  /** The age of each answer when served (batched, as httpDuration). */
+  readonly servedAge = new BatchedHistogram({
+    name: `${PREFIX}cache_served_age_seconds`,
+    help: 'Age of each answer when served (seconds since its data was fetched from the upstream), by resource.',
+    labelNames: ['resource'],
+    buckets: AGE_BUCKETS,
   });
 
   /** transcoded_url re-signs by signer scheme and result (ok, error). */
@@ -315,7 +343,7 @@ export class GatewayMetrics {
 
   /** The batched histograms' samples, in prom-client's JSON shape. */
   async batchedJson(): Promise<HistogramSnapshot[]> {
-    return Promise.all([this.httpDuration.get(), this.urlRemaining.get()]);
+    return Promise.all([this.httpDuration.get(), this.urlRemaining.get(), this.servedAge.get()]);
   }
 
   /** Every metric, the registry's and the batched ones, in prom-client's JSON shape (a cluster primary sums its workers'). */

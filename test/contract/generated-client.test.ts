@@ -79,7 +79,10 @@ void t.test(
     const recordings = list.data?.recordings ?? [];
     t.equal(recordings.length, 5);
     t.equal(list.data?.pagination.page_size, 5);
-    t.match(list.response.headers.get('cache-status'), /^recgw; fwd=miss; stored$/);
+    t.match(
+      list.response.headers.get('cache-status'),
+      /^recgw; fwd=miss; fwd-status=200; stored; detail=unverified$/,
+    );
     const first = recordings[0]!;
 
     const one = await api.GET('/api/external/v2/recordings/{id}', {

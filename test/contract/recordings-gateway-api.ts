@@ -228,7 +228,7 @@ export interface components {
              * @description A stable code to classify on (src/errors.ts).
              * @enum {unknown}
              */
-            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE" | "NOT_READY";
+            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "NOT_CACHED" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE" | "NOT_READY";
         };
         Tag: {
             id: string;
@@ -351,9 +351,16 @@ export interface components {
             /**
              * @description Cached entries that answered to the recording, folder or tag (as Redis's index knows
              *     them; without Redis, this instance's): 0 means nothing was dropped. Null after a move
-             *     (a hard workspace or lists purge, or an exact purge whose index had given up).
+             *     (a hard workspace or lists purge, or an exact purge that widened).
              */
             matched?: number | null;
+            /**
+             * @description Present when an exact purge (recording, folder, tag, page, soft) did more than it
+             *     names: it moved the list generation (a recording) or the whole one, for this reason
+             *     (docs/purge.md, "When a purge widens"). Absent when the purge was exact.
+             * @enum {unknown}
+             */
+            widened?: "too-many-entries" | "index-lost" | "no-generation" | "generation-moving" | "unknown-link-code" | "older-instances";
             /** @description Present when a folder or tag id matched no cached entry. */
             note?: string;
         };
@@ -431,6 +438,7 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlHit"];
                 Age: components["headers"]["Age"];
                 "Cache-Status": components["headers"]["CacheStatus"];
+                "Server-Timing": components["headers"]["ServerTiming"];
                 Vary: components["headers"]["Vary"];
                 "Content-Encoding": components["headers"]["ContentEncoding"];
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -451,6 +459,7 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlHit"];
                 Age: components["headers"]["Age"];
                 "Cache-Status": components["headers"]["CacheStatus"];
+                "Server-Timing": components["headers"]["ServerTiming"];
                 Vary: components["headers"]["Vary"];
                 "Content-Encoding": components["headers"]["ContentEncoding"];
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -471,6 +480,7 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlHit"];
                 Age: components["headers"]["Age"];
                 "Cache-Status": components["headers"]["CacheStatus"];
+                "Server-Timing": components["headers"]["ServerTiming"];
                 Vary: components["headers"]["Vary"];
                 "X-Request-Id": components["headers"]["RequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -636,7 +646,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description UPSTREAM_TIMEOUT at upstream.timeouts.deadline, with no stale copy to serve. */
+        /** @description UPSTREAM_TIMEOUT at upstream.timeouts.deadline, with no stale copy to serve; NOT_CACHED for a request with `Cache-Control: only-if-cached` (cache.clientControl on) that nothing cached could answer. */
         GatewayTimeout: {
             headers: {
                 "Cache-Control": components["headers"]["NoStore"];
@@ -724,6 +734,11 @@ export interface components {
         ApiKey: string;
         /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
         IfNoneMatch: string;
+        /**
+         * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+         *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+         */
+        CacheControl: string;
         /** @description Echoed when sane; otherwise one is generated. */
         RequestId: string;
     };
@@ -739,12 +754,17 @@ export interface components {
         Age: string;
         /**
          * @description RFC 9211: `recgw; hit; ttl=N` (fresh), `recgw; hit; ttl=-N` (stale, being revalidated),
-         *     `recgw; fwd=miss; stored`, `recgw; fwd=miss` (nothing stored: every TTL 0),
-         *     `recgw; fwd=miss; collapsed` (waited on another request's fetch),
-         *     `recgw; fwd=stale; collapsed` (found just past its freshness and answered by its refresh
-         *     already under way), `recgw; fwd=stale; ttl=-N; detail=upstream-error` (stale-if-error).
+         *     `recgw; fwd=<why>; fwd-status=<upstream status>; stored; detail=<reason>` (fetched;
+         *     without `stored` when every TTL is 0), `recgw; fwd=<why>; collapsed; detail=<reason>`
+         *     (waited on another request's fetch), `recgw; fwd=stale; collapsed` (found just past its
+         *     freshness and answered by its refresh already under way),
+         *     `recgw; fwd=stale; ttl=-N; detail=upstream-error` (stale-if-error). `fwd`: `uri-miss` (nothing held: `detail=cold` or `evicted`), `stale`
+         *     (held but past serving: `detail=expired`), `request` (short of the request's
+         *     Cache-Control: `detail=client`), `miss` (`detail=unverified`: a key not yet verified).
          */
         CacheStatus: components["schemas"]["CacheStatus"];
+        /** @description Where the time went, in ms: `l1;dur=…` and, when taken, `l2;dur=…` and `upstream;dur=…`. */
+        ServerTiming: string;
         /** @description Always on cached answers; the same URL may be served identity, then encoded. */
         Vary: "Accept-Encoding";
         /** @description gzip or br when the entry has that encoding and Accept-Encoding allows it (brotli preferred). */
@@ -788,6 +808,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -824,6 +849,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -855,6 +885,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -889,6 +924,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -928,6 +968,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -964,6 +1009,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -995,6 +1045,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -1029,6 +1084,11 @@ export interface operations {
                 "X-Api-Key": components["parameters"]["ApiKey"];
                 /** @description Any of the entry's ETags (any encoding's), or `*`, gives 304 (weak comparison). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description With cache.clientControl on: `max-age=N`, `min-fresh=N`, `no-cache`, `only-if-cached`
+                 *     (RFC 9111 §5.2.1), honoured down to cache.clientControl.minRevalidate; ignored otherwise.
+                 */
+                "Cache-Control"?: components["parameters"]["CacheControl"];
                 /** @description Echoed when sane; otherwise one is generated. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };

@@ -93,7 +93,8 @@ export async function startGateway(t: Tap, options: GatewayOptions = {}): Promis
           timeouts: { connect: '1s', headers: '1s', body: '1s', deadline: '2s' },
           retryBackoff: { base: '10ms', max: '50ms' },
         },
-        cache: { redis: { url: options.redisUrl ?? null } },
+        // No audits unless a test asks: they are upstream requests the counting tests do not expect.
+        cache: { redis: { url: options.redisUrl ?? null }, audit: { sampleRatio: 0 } },
         // The simulator's URLs live 90 s: leave them most of it, so entries stay fresh for their TTL.
         signing: { minRemaining: '10s' },
         log: { level: 'info' },

@@ -86,3 +86,39 @@ export function canResign(entry: CacheEntry, rules: StateRules): boolean {
 export function staleUntilOf(freshUntil: number, timings: Timings): number {
   return freshUntil + Math.max(timings.staleWhileRevalidate, timings.staleIfError);
 }
+
+/**
+ * What a request's Cache-Control asks of an answer (cache.clientControl; RFC 9111 §5.2.1), in
+ * ms: at most `maxAgeMs` old, fresh for at least `minFreshMs` more, revalidated first
+ * (`noCache`), or from the cache or not at all (`onlyIfCached`).
+ */
+export interface ClientBound {
+  readonly maxAgeMs?: number;
+  readonly minFreshMs?: number;
+  readonly noCache: boolean;
+  readonly onlyIfCached: boolean;
+}
+
+/**
+ * Whether `entry` may answer a request that asked for `bound`, next to the freshness rule
+ * (entryState), which it only narrows. An entry fetched less than `minRevalidate` ago always
+ * may: a client can shorten how long the gateway trusts an answer, down to that, never below,
+ * so no client can make it fetch one key more than once per `minRevalidate`.
+ */
+export function meetsBound(
+  entry: CacheEntry,
+  now: number,
+  bound: ClientBound,
+  minRevalidate: number,
+): boolean {
+  const age = now - entry.storedAt;
+  if (age < minRevalidate) return true;
+  if (bound.noCache) return false;
+  if (bound.maxAgeMs !== undefined && age > bound.maxAgeMs) return false;
+  if (
+    bound.minFreshMs !== undefined &&
+    Math.min(entry.freshUntil, entry.urlDeadline) - now < bound.minFreshMs
+  )
+    return false;
+  return true;
+}

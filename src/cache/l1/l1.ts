@@ -5,6 +5,7 @@
  */
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { ByteArena, SEGMENT_BYTES } from './byte-arena.js';
+import type { DepartedNames } from './departed.js';
 import { CURVE_SIZES, HitRatioCurve, type CurveEstimate } from './hit-ratio-curve.js';
 import { MiniatureCurve } from './miniature-curve.js';
 import { LruStore } from './lru-store.js';
@@ -110,6 +111,8 @@ export class L1Cache {
     metrics: GatewayMetrics,
     policy: L1Policy = 'lru',
     tenantShare: number | null = null,
+    /** Names evicted lately (departed.ts); its bytes are the caller's to take out of maxBytes. */
+    private readonly departed: DepartedNames | null = null,
   ) {
     const evictions = metrics.cacheEvictions.labels({ tier: 'l1' });
     const options: StoreOptions<StoredValue> = {
@@ -121,8 +124,12 @@ export class L1Cache {
           this.arena.release(value);
           const link = linkNameOf(key, value);
           if (link !== null && this.linkNames.get(link) === key) this.linkNames.delete(link);
+          if (reason === 'evict' && link !== null) this.departed?.add(link);
         }
-        if (reason === 'evict') evictions.inc();
+        if (reason === 'evict') {
+          evictions.inc();
+          this.departed?.add(key);
+        }
       },
     };
     const shares = tenantShare === null ? null : { tenantOf: workspaceOf, share: tenantShare };
@@ -207,6 +214,11 @@ export class L1Cache {
       this.linkNames.set(link, key);
       this.curve.linked(link, key);
     }
+  }
+
+  /** Whether `key` was evicted for room lately (a miss's reason: `evicted`, not `cold`). */
+  evicted(key: string): boolean {
+    return this.departed?.has(key) ?? false;
   }
 
   /** Drops a key (a link-code name leaves; the entry it led to stays under its own name). */

@@ -33,7 +33,7 @@ void t.test('lists: every list page goes, recordings stay; one page goes alone',
   t.ok(await present(gw, `recording=${id}`), 'the recording stays cached');
   t.match(
     (await gw.get('/api/external/v2/recordings?page_number=1&page_size=5')).headers['cache-status'],
-    /fwd=miss/,
+    /fwd=uri-miss/,
   );
 
   const page = await raw(gw, { workspace: 'acme', page_number: 1, page_size: 5 });

@@ -32,7 +32,10 @@ void t.test(
 
     const path = `${LIST}/${sim.data['acme']![7]!.id}`;
     const stored = await a.get(path);
-    t.equal(stored.headers['cache-status'], 'recgw; fwd=miss; stored');
+    t.equal(
+      stored.headers['cache-status'],
+      'recgw; fwd=miss; fwd-status=200; stored; detail=unverified',
+    );
     t.equal(stored.headers['age'], '0');
     clock.advance(7_000);
     const filled = await b.get(path);

@@ -10,7 +10,11 @@ void t.test('a second identical request is answered without an upstream call', a
   const gw = await startGateway(t);
   const first = await gw.get(`${LIST}?page_size=5`);
   t.equal(first.status, 200);
-  t.equal(first.headers['cache-status'], 'recgw; fwd=miss; stored');
+  t.equal(
+    first.headers['cache-status'],
+    'recgw; fwd=miss; fwd-status=200; stored; detail=unverified',
+    'a key not yet verified fetches for itself',
+  );
   const calls = gw.sim.counters.total;
   const second = await gw.get(`${LIST}?page_size=5`);
   t.equal(second.status, 200);
@@ -166,9 +170,10 @@ void t.test('50 concurrent cold requests for one resource → 1 upstream call', 
   t.ok(replies.every((r) => r.status === 200));
   t.equal(gw.sim.counters.total - before, 1, 'one upstream call');
   t.equal(new Set(replies.map((r) => r.text)).size, 1, 'all got the same body');
+  const statuses = replies.map((r) => String(r.headers['cache-status']));
   t.ok(
-    replies.filter((r) => r.headers['cache-status'] === 'recgw; fwd=miss; collapsed').length >= 40,
-    'waiters are marked collapsed',
+    statuses.filter((s) => /^recgw; fwd=uri-miss; collapsed; detail=cold$/.test(s)).length >= 40,
+    `waiters are marked collapsed: ${[...new Set(statuses)].join(' | ')}`,
   );
   const metrics = (await gw.admin('/metrics')).text;
   t.match(metrics, /recgw_coalesced_requests_total\{resource="recording"\} (49|[1-9]\d)/);
@@ -239,7 +244,10 @@ void t.test('404 is remembered for cache.ttl.notFound, then asked again', async 
   const expired = await gw.get(missing);
   t.equal(expired.status, 404);
   t.equal(gw.sim.counters.total, calls + 1, 'one upstream call once ttl.notFound has passed');
-  t.equal(expired.headers['cache-status'], 'recgw; fwd=miss; stored');
+  t.equal(
+    expired.headers['cache-status'],
+    'recgw; fwd=stale; fwd-status=404; stored; detail=expired',
+  );
   t.equal(expired.headers['age'], '0');
 });
 
@@ -290,7 +298,10 @@ void t.test('malformed or wrong-shape upstream data is never cached', async (t) 
   const good = await gw.get(`${LIST}/${id}`);
   t.equal(good.status, 200, 'the next request fetches again and gets the real data');
   t.equal(good.json().id, id);
-  t.equal(good.headers['cache-status'], 'recgw; fwd=miss; stored');
+  t.equal(
+    good.headers['cache-status'],
+    'recgw; fwd=miss; fwd-status=200; stored; detail=unverified',
+  );
 });
 
 void t.test('no API key value appears in any log line', async (t) => {
@@ -336,14 +347,14 @@ void t.test(
       `${LIST}/00000000-0000-4000-8000-000000000000`,
     ]) {
       const calls = gw.sim.counters.total;
-      t.equal(
+      t.match(
         (await gw.get(path)).headers['cache-status'],
-        'recgw; fwd=miss',
+        /^recgw; fwd=(miss|uri-miss); fwd-status=\d{3}; detail=(unverified|cold)$/,
         `${path}: not "stored"`,
       );
-      t.equal(
+      t.match(
         (await gw.get(path)).headers['cache-status'],
-        'recgw; fwd=miss',
+        /^recgw; fwd=uri-miss; fwd-status=\d{3}; detail=cold$/,
         `${path}: missed again`,
       );
       t.equal(gw.sim.counters.total, calls + 2, `${path}: two upstream calls`);

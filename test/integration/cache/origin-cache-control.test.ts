@@ -45,7 +45,11 @@ void t.test(
     t.equal(first.status, 200);
     t.equal(second.text, first.text, 'answered alike');
     t.equal(gw.sim.counters.total, 2, 'each request went upstream: nothing was kept');
-    t.equal(second.headers['cache-status'], 'recgw; fwd=miss', 'a miss, not stored');
+    t.equal(
+      second.headers['cache-status'],
+      'recgw; fwd=uri-miss; fwd-status=200; detail=cold',
+      'a miss, not stored',
+    );
     t.equal(second.headers['cache-control'], 'private, max-age=0');
     const raw = new Redis(redis.url);
     t.teardown(() => raw.quit());

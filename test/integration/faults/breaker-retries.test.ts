@@ -89,7 +89,7 @@ void t.test('a 500 then a 200 (times: 1) is answered 200 after two upstream call
   const before = gw.sim.counters.total;
   const res = await gw.get(`${LIST}/${id}`);
   t.equal(res.status, 200);
-  t.equal(res.headers['cache-status'], 'recgw; fwd=miss; stored');
+  t.equal(res.headers['cache-status'], 'recgw; fwd=uri-miss; fwd-status=200; stored; detail=cold');
   t.equal(res.json().id, id);
   t.equal(gw.sim.counters.total - before, 2, 'the failed attempt and the retry');
   t.equal(

@@ -154,7 +154,7 @@ void t.test(
     t.match(one.json(), { purged: { workspace: 'acme', recording: recording.id } });
     t.equal(
       (await gw.get(`/api/external/v2/recordings/${recording.id}`)).headers['cache-status'],
-      'recgw; fwd=miss; stored',
+      'recgw; fwd=uri-miss; fwd-status=200; stored; detail=cold',
     );
     t.equal(gw.sim.counters.total, calls + 1, 'the purged recording was fetched again');
     calls = gw.sim.counters.total;
@@ -168,7 +168,11 @@ void t.test(
     t.match(all.json(), { purged: { workspace: 'acme', recording: null } });
     const after = await gw.get(LIST);
     t.equal(after.status, 200);
-    t.equal(after.headers['cache-status'], 'recgw; fwd=miss; stored', 'the list is fetched again');
+    t.equal(
+      after.headers['cache-status'],
+      'recgw; fwd=uri-miss; fwd-status=200; stored; detail=cold',
+      'the list is fetched again',
+    );
     t.equal(gw.sim.counters.total, calls + 1, 'exactly one upstream call');
     t.match(
       (await gw.get(LIST, { workspace: 'globex' })).headers['cache-status'],

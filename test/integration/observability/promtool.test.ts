@@ -121,6 +121,9 @@ function touchedMetrics(options: { defaultMetrics: boolean }): GatewayMetrics {
   metrics.cacheLockWaits.inc({ resource: 'recording', result: 'woken' });
   metrics.purges.inc({ scope: 'recording', mode: 'soft' });
   metrics.cacheL1EstimatedHitRatio.set({ size: '2x' }, 0.61);
+  metrics.cacheMisses.inc({ resource: 'recording', reason: 'expired' });
+  metrics.cacheAudits.inc({ resource: 'recording', result: 'inconsistent' });
+  metrics.servedAge.observe({ resource: 'list' }, 12);
   return metrics;
 }
 

@@ -119,6 +119,10 @@ void t.test(
       // Refreshes ahead of expiry and after it (docs/metrics.md), and the L1's hit-ratio curve.
       'recgw_cache_refreshes_total',
       'recgw_cache_l1_estimated_hit_ratio',
+      // DESIGN A10: freshness as a number.
+      'recgw_cache_audit_total',
+      'recgw_cache_served_age_seconds',
+      'recgw_cache_misses_total',
     ];
     t.same(
       gateway.sort(),

@@ -19,8 +19,8 @@ const MAX_FETCHES = 8;
  */
 function kindOf(reply: Reply): 'hit' | 'stale' | 'waited' | 'refreshed' {
   const status = String(reply.headers['cache-status'] ?? '');
-  if (/fwd=stale; collapsed/.test(status)) return 'refreshed';
-  if (/fwd=miss|collapsed/.test(status)) return 'waited';
+  if (/fwd=stale; collapsed$/.test(status)) return 'refreshed';
+  if (/fwd=(miss|uri-miss|stale; fwd-status|request)|collapsed/.test(status)) return 'waited';
   return /ttl=-/.test(status) ? 'stale' : 'hit';
 }
 

@@ -100,7 +100,7 @@ void t.test(
     await waitForPurgeLog(b, performance.now());
     t.equal(
       (await b.get(path)).headers['cache-status'],
-      'recgw; fwd=miss; stored',
+      'recgw; fwd=uri-miss; fwd-status=200; stored; detail=cold',
       'the next purge takes effect on B',
     );
   },

@@ -73,7 +73,11 @@ void t.test('a collapsed request links to the upstream fetch it waited on', asyn
   const [led, waited] = await Promise.all([leader, waiter]);
   t.equal(led.status, 200);
   t.equal(waited.status, 200);
-  t.equal(waited.cache, 'recgw; fwd=miss; collapsed', 'the waiter was collapsed into the fetch');
+  t.equal(
+    waited.cache,
+    'recgw; fwd=uri-miss; collapsed; detail=cold',
+    'the waiter was collapsed into the fetch',
+  );
   t.equal(upstream.requests, 2, 'one fetch for the two requests (and one for the key)');
 
   await app.tracing.flush();
