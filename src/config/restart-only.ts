@@ -15,6 +15,8 @@ export const RESTART_ONLY_KEYS: readonly string[] = [
   'server.keepAliveTimeout',
   'server.maxHeaderBytes',
   'server.workers',
+  'server.instanceId',
+  'cache.purge.instanceExpiry',
   'admin.port',
   'admin.host',
   // The client and its pools; upstream.cacheControl is read per answer, so it reloads.
