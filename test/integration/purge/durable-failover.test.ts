@@ -20,7 +20,12 @@ import {
 } from '../../helpers/redis.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { startTcpProxy } from '../../helpers/tcp-proxy.js';
+import { clusterNodes, startRedisCluster } from '../../helpers/redis-cluster.js';
+import { purgeLogKey } from '../../../src/redis/key-layout.js';
+import { createRequire } from 'node:module';
 import { startSimulator } from '../../../src/sim/server.js';
+
+const calculateSlot = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
 const ADMIN = { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' };
 
@@ -211,4 +216,88 @@ void t.test('a purge no replica acknowledges in time says it is not durable', as
   link.release();
   const again = await purge();
   t.equal(again.body['durable'], true, 'durable again once the replica caught up');
+});
+
+void t.test('Cluster 3+3: a durable purge survives its master failing over', async (t) => {
+  const cluster = await startRedisCluster(t, {
+    requireFullCoverage: false,
+    replicas: 1,
+    nodeTimeoutMs: 1000,
+  });
+  const topology = await clusterNodes(cluster.nodes[0]!.port);
+  const ownerOf = (slot: number): number =>
+    topology.find(
+      (node) =>
+        node.flags.includes('master') &&
+        node.slots.some(([low, high]) => slot >= low && slot <= high),
+    )!.port;
+  // A workspace on the purge log's master: killing that one master takes both of the purge's
+  // writes (the generation and the log entry), and the other two masters can elect its replica.
+  const doomed = ownerOf(calculateSlot(purgeLogKey('durable')));
+  const workspace = Array.from({ length: 50 }, (_, i) => `ws${i}`).find(
+    (name) => ownerOf(calculateSlot(name)) === doomed,
+  )!;
+  const sim = await startSimulator({ workspaces: [workspace], recordingsPerWorkspace: 3 });
+  t.teardown(() => sim.close());
+  const config = {
+    cache: {
+      redis: {
+        url: null,
+        mode: 'cluster',
+        nodes: cluster.nodes,
+        keyPrefix: 'durable',
+        commandTimeout: '500ms',
+      },
+      purge: { replicaTimeout: '2s', maxLag: '30s' },
+    },
+  };
+  const read = async (
+    gw: TestGateway,
+    id: string,
+  ): Promise<{ updatedAt: string; cache: string }> => {
+    const reply = await gw.get(`/api/external/v2/recordings/${id}`, { workspace });
+    if (reply.status !== 200) throw new Error(`read answered ${reply.status}: ${reply.text}`);
+    return {
+      updatedAt: (reply.json() as { updated_at: string }).updated_at,
+      cache: String(reply.headers['cache-status'] ?? ''),
+    };
+  };
+  const first = await startGateway(t, { sim, config });
+  await waitFor(() => first.app.redis?.up === true, 10_000, 'the gateway on the cluster');
+  const id = sim.data[workspace]![0]!.id;
+  const before = (await read(first, id)).updatedAt;
+  const after = sim.changeRecording(workspace, id).updated_at;
+  t.not(after, before);
+
+  const purged = await first.admin('/admin/purge', {
+    method: 'POST',
+    body: JSON.stringify({ workspace }),
+    headers: ADMIN,
+  });
+  await cluster.kill(doomed);
+  t.equal(purged.status, 200);
+  t.equal(purged.json().durable, true, "the replica of the workspace's master acknowledged");
+
+  const alive = cluster.nodes.filter(({ port }) => port !== doomed);
+  await waitFor(
+    async () => {
+      const infos = await Promise.all(alive.map(({ port }) => redisCommand(port, 'CLUSTER INFO')));
+      return infos.every((info) => info?.includes('cluster_state:ok') === true);
+    },
+    30_000,
+    'the replica promoted (cluster_state:ok)',
+  );
+  // A new instance, seeded with the nodes still running as its configuration would be.
+  const later = await startGateway(t, {
+    sim,
+    config: { cache: { ...config.cache, redis: { ...config.cache.redis, nodes: alive } } },
+  });
+  await waitFor(() => later.app.redis?.up === true, 20_000, 'a new gateway on the cluster');
+  await waitFor(() => first.app.redis?.up === true, 20_000, 'the first gateway on Redis again');
+  t.equal((await read(first, id)).updatedAt, after, 'the purging gateway: new data');
+  t.equal(
+    (await read(later, id)).updatedAt,
+    after,
+    'a gateway started after the failover: new data',
+  );
 });
