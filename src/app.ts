@@ -270,7 +270,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       confirmations: purgeConfirmations(redis, purgeStore, {
         instanceId: instanceIdOf(initial.server.instanceId, deps.worker),
         instanceExpiryMs: initial.cache.purge.instanceExpiry,
-        replicaTimeoutMs: () => settings.config.cache.purge.replicaTimeout,
+        replicaTimeoutMs: () => initial.cache.purge.replicaTimeout,
         commandTimeoutMs: initial.cache.redis.commandTimeout,
         metrics,
       }),

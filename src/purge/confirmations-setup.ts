@@ -16,7 +16,7 @@ export interface ConfirmationSettings {
   readonly instanceId: string;
   /** cache.purge.instanceExpiry (ms). */
   readonly instanceExpiryMs: number;
-  /** cache.purge.replicaTimeout (ms), read per purge. */
+  /** cache.purge.replicaTimeout (ms). */
   readonly replicaTimeoutMs: () => number;
   /** cache.redis.commandTimeout (ms). */
   readonly commandTimeoutMs: number;
