@@ -115,6 +115,8 @@ void t.test(
       'recgw_cache_lock_waits_total',
       // DESIGN A9 (purge forms).
       'recgw_purges_total',
+      // DESIGN A10 (purge receipts): each instance's time to acknowledge a purge.
+      'recgw_purge_apply_seconds',
       // Refreshes ahead of expiry and after it (docs/metrics.md), and the L1's hit-ratio curve.
       'recgw_cache_refreshes_total',
       'recgw_cache_l1_estimated_hit_ratio',
