@@ -43,15 +43,16 @@ void t.test('a durable purge survives the master failing over to its replica', a
     await freePort(),
     await freePort(),
   ];
-  const master = await spawnRedisServer(masterPort);
+  // In a directory of the test's own: a replica writes the RDB it receives to its cwd.
+  const master = await spawnRedisServer(masterPort, [], dir);
   t.teardown(() => stopProcess(master));
   const link = await startTcpProxy({ host: '127.0.0.1', port: masterPort });
   t.teardown(() => link.close());
-  const replica = await spawnRedisServer(replicaPort, [
-    '--replicaof',
-    '127.0.0.1',
-    String(link.port),
-  ]);
+  const replica = await spawnRedisServer(
+    replicaPort,
+    ['--replicaof', '127.0.0.1', String(link.port)],
+    dir,
+  );
   t.teardown(() => stopProcess(replica));
   await waitFor(
     async () =>
@@ -169,15 +170,17 @@ void t.test('a durable purge survives the master failing over to its replica', a
 void t.test('a purge no replica acknowledges in time says it is not durable', async (t) => {
   const masterPort = await freePort();
   const replicaPort = await freePort();
-  const master = await spawnRedisServer(masterPort);
+  const dir = await mkdtemp(join(tmpdir(), 'recgw-durable-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const master = await spawnRedisServer(masterPort, [], dir);
   t.teardown(() => stopProcess(master));
   const link = await startTcpProxy({ host: '127.0.0.1', port: masterPort });
   t.teardown(() => link.close());
-  const replica = await spawnRedisServer(replicaPort, [
-    '--replicaof',
-    '127.0.0.1',
-    String(link.port),
-  ]);
+  const replica = await spawnRedisServer(
+    replicaPort,
+    ['--replicaof', '127.0.0.1', String(link.port)],
+    dir,
+  );
   t.teardown(() => stopProcess(replica));
   await waitFor(
     async () =>
