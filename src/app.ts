@@ -16,6 +16,8 @@ import { L1Cache } from './cache/l1/l1.js';
 import { DepartedNames } from './cache/l1/departed.js';
 import { Purger } from './purge/purger.js';
 import { widenedPurges } from './purge/widening.js';
+import { purgeConfirmations } from './purge/confirmations-setup.js';
+import { instanceIdOf } from './purge/instance-id.js';
 import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
 import { Auditor } from './cache/audit/auditor.js';
@@ -59,6 +61,8 @@ export interface AppDeps {
   readonly quotaStore?: QuotaStore;
   /** Refresh-ahead's uniform draw in [0, 1) (tests pass a seeded or steered one); Math.random by default. */
   readonly random?: () => number;
+  /** This process's worker slot (server.workers > 1), which names it in purge receipts. */
+  readonly worker?: number;
 }
 
 /** A built gateway. */
@@ -289,6 +293,13 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     adminHandler({
       metrics,
       purger,
+      confirmations: purgeConfirmations(redis, purgeStore, {
+        instanceId: instanceIdOf(initial.server.instanceId, deps.worker),
+        instanceExpiryMs: initial.cache.purge.instanceExpiry,
+        replicaTimeoutMs: () => initial.cache.purge.replicaTimeout,
+        commandTimeoutMs: initial.cache.redis.commandTimeout,
+        metrics,
+      }),
       l2: redis,
       logger: logger.child({ component: 'admin' }),
       tokenHash: () => tokenHash,

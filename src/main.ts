@@ -32,7 +32,9 @@ async function main(): Promise<void> {
   // A worker without Redis counts quotas in its primary, so they hold across the workers.
   const app = buildApp(config, {
     logger,
-    ...(cluster.isWorker ? { quotaStore: new PrimaryQuotaStore() } : {}),
+    ...(cluster.isWorker
+      ? { quotaStore: new PrimaryQuotaStore(), worker: Number(process.env[WORKER_SLOT_ENV]) }
+      : {}),
   });
   const [publicAddress, adminAddress] = await Promise.all([
     listen(app.server, { port: config.server.port, host: config.server.host }),

@@ -18,7 +18,8 @@ export interface AdminAnswer {
   readonly body: unknown;
 }
 
-const TIMEOUT_MS = 10_000;
+/** Above the longest purge receipt wait (10s) and the primary's forwarding bound (15s). */
+const TIMEOUT_MS = 20_000;
 
 /** A client for one admin listener. */
 export class AdminClient {

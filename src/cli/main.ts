@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /**
  * recgw: the operator's command for a running gateway and its configuration.
- *   recgw purge <workspace> [<recording> | --folder ID | --tag ID | --lists | --page-number N --page-size N] [--soft]   POST /admin/purge
+ *   recgw purge <workspace> [<recording> | --folder ID | --tag ID | --lists | --page-number N --page-size N] [--soft] [--wait [--timeout 2s]]   POST /admin/purge
  *   recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]   GET /admin/cache
  *   recgw hash-key [--workspace <name>] < key      SHA-256 for auth.keyFile
  *   recgw check-config [FILE]                      validate YAML + environment as start-up does
  * --json on any command prints one JSON object on stdout. Exit codes: 0 done, 1 refused or
- * invalid, 2 usage, 3 admin API unreachable or redirected.
+ * invalid, 2 usage, 3 admin API unreachable or redirected, 4 purge not yet applied everywhere.
  */
 import { Unreachable } from './admin-client.js';
 import { parseCommandArgs, UsageError, type OptionSpec } from './args.js';
@@ -21,6 +21,8 @@ commands:
         <workspace> --lists             every list page of the workspace (recordings stay)
         <workspace> --page-number N --page-size N   one list page
         ... --soft                      mark stale (served stale, refreshed once) instead of dropping
+        ... --wait [--timeout 2s]       answer once every live instance applied it; print who has
+                                        (exit 4 when some had not within the timeout)
   inspect <workspace> [<recording>]    what L1 and L2 hold for a recording, or a list page with
           [--page-number N] [--page-size N]   (defaults: page 1, listing.defaultPageSize)
   hash-key [--workspace <name>]        read an API key on stdin, print its SHA-256 for auth.keyFile
@@ -35,7 +37,8 @@ environment:
   ADMIN_URL     the admin listener (default http://127.0.0.1:$ADMIN_PORT, port 9091)
   ADMIN_TOKEN   the admin bearer token (purge, inspect)
 
-exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable or redirected`;
+exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable or redirected,
+            4 purged but not applied by every instance within --timeout`;
 
 const VALUE = { type: 'string' } as const;
 const SWITCH = { type: 'boolean' } as const;
@@ -49,6 +52,8 @@ const OPTIONS: Readonly<Record<string, OptionSpec>> = {
     folder: VALUE,
     tag: VALUE,
     soft: SWITCH,
+    wait: SWITCH,
+    timeout: VALUE,
   },
   inspect: { 'page-number': VALUE, 'page-size': VALUE },
   'hash-key': { workspace: VALUE },

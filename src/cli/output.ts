@@ -7,5 +7,8 @@ export interface Output {
   err(line: string): void;
 }
 
-/** Exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable or redirected. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
+/**
+ * Exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable or redirected, 4 a
+ * purge made but not applied everywhere within its wait (`recgw purge --wait`, a 202).
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, lagging: 4 } as const;

@@ -1,13 +1,15 @@
 /**
  * `recgw purge <workspace> [<recording> | --folder ID | --tag ID | --lists | --page-number N
- * --page-size N] [--soft]`: POST /admin/purge, reaching every instance.
+ * --page-size N] [--soft] [--wait [--timeout D]]`: POST /admin/purge, reaching every instance;
+ * with --wait, the receipt (who applied it), exit 4 when some instance had not within the wait.
  */
 import { AdminClient, expectAdminAnswer, refused } from './admin-client.js';
+import { describeReceipt, waitOf } from './purge-receipt.js';
 import { UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
 
 const USAGE =
-  'usage: recgw purge <workspace> [<recording uuid or link code> | --folder ID | --tag ID | --lists | --page-number N --page-size N] [--soft]';
+  'usage: recgw purge <workspace> [<recording uuid or link code> | --folder ID | --tag ID | --lists | --page-number N --page-size N] [--soft] [--wait [--timeout 2s]]';
 
 /** The body and its description, from the command line. */
 function purgeOf(args: ParsedArgs): { body: Record<string, unknown>; what: string } {
@@ -58,12 +60,14 @@ export async function purgeCommand(
   const { body, what } = purgeOf(args);
   const soft = args.switches.has('soft');
   if (soft) body['soft'] = true;
+  Object.assign(body, waitOf(args));
   const client = new AdminClient(env);
   const answer = await client.send('POST', '/admin/purge', body);
-  if (answer.status !== 200) return refused(output, 'purge', answer);
+  if (answer.status !== 200 && answer.status !== 202) return refused(output, 'purge', answer);
   expectAdminAnswer(client, answer, 'generation');
   const result = answer.body as { generation?: unknown; matched?: unknown; note?: unknown };
-  if (output.json) output.out(JSON.stringify({ ok: true, ...result }));
+  const everywhere = answer.status === 200;
+  if (output.json) output.out(JSON.stringify({ ok: everywhere, ...result }));
   else {
     const matched =
       typeof result.matched === 'number' ? `, ${result.matched} cached entries matched` : '';
@@ -71,6 +75,7 @@ export async function purgeCommand(
       `${soft ? 'soft-purged (marked stale)' : 'purged'} ${what} (generation ${JSON.stringify(result.generation)}${matched})`,
     );
     if (typeof result.note === 'string') output.out(result.note);
+    for (const line of describeReceipt(answer.body)) output.out(line);
   }
-  return EXIT.ok;
+  return everywhere ? EXIT.ok : EXIT.lagging;
 }

@@ -18,8 +18,8 @@ import { mergeInspections, type WorkerInspection } from './merge-inspection.js';
 
 /** Admin bodies are small (a purge is under 4 KiB, which the worker enforces with its 413). */
 const MAX_FORWARDED_BODY = 64 * 1024;
-/** A worker's admin answer; a purge with Redis may wait on its command timeout and a retry. */
-const FORWARD_TIMEOUT_MS = 10_000;
+/** A worker's admin answer; a purge may wait on its command timeout and a retry, and a receipt up to 10s. */
+const FORWARD_TIMEOUT_MS = 15_000;
 
 /** A worker that has reported ready, with the port of its own admin listener. */
 export interface ReadyWorker {
@@ -56,10 +56,18 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
-/** The answer a client gets for a purge every worker was asked to apply: the first refusal, a 5xx first. */
+/**
+ * The answer a client gets for a purge every worker was asked to apply: the first refusal, a 5xx
+ * first; else a receipt naming lagging instances (202) over one that found none.
+ */
 function combine(answers: readonly Answer[]): Answer {
   const failed = answers.filter((answer) => answer.status >= 300);
-  return failed.find((answer) => answer.status >= 500) ?? failed[0] ?? answers[0]!;
+  return (
+    failed.find((answer) => answer.status >= 500) ??
+    failed[0] ??
+    answers.find((answer) => answer.status === 202) ??
+    answers[0]!
+  );
 }
 
 /** Builds the primary's admin 'request' listener. */

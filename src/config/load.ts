@@ -70,6 +70,7 @@ function fromEnv(env: NodeJS.ProcessEnv): { over: Plain; sources: Map<string, st
     ['REDIS_URL', ['cache', 'redis', 'url'], String],
     ['LOG_LEVEL', ['log', 'level'], String],
     ['WORKERS', ['server', 'workers'], numberOrRaw],
+    ['INSTANCE_ID', ['server', 'instanceId'], String],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', ['tracing', 'endpoint'], String],
     ['OTEL_SERVICE_NAME', ['tracing', 'serviceName'], String],
   ];

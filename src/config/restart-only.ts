@@ -15,6 +15,10 @@ export const RESTART_ONLY_KEYS: readonly string[] = [
   'server.keepAliveTimeout',
   'server.maxHeaderBytes',
   'server.workers',
+  'server.instanceId',
+  'cache.purge.instanceExpiry',
+  // Bounds the commands of the connection that waits for replicas, opened once.
+  'cache.purge.replicaTimeout',
   'admin.port',
   'admin.host',
   // The client and its pools; upstream.cacheControl is read per answer, so it reloads.

@@ -115,6 +115,11 @@ export const configSchema = z
       shutdownGrace: duration,
       /** Processes serving the public listener (node:cluster); 1 runs no cluster at all. */
       workers,
+      /** Names this instance in purge receipts; null: the host name and the process id. */
+      instanceId: z
+        .string()
+        .regex(/^[A-Za-z0-9._:-]{1,100}$/, 'must be 1-100 of A-Z a-z 0-9 . _ : -')
+        .nullable(),
     }),
     admin: z.strictObject({
       port,
@@ -203,6 +208,10 @@ export const configSchema = z
         maxExactEntries: z.number().int().min(1),
         /** Obsolete (the indexes follow what is held): accepted so older files load, and ignored. */
         indexSize: z.number().optional(),
+        /** How long an instance counts as live for purge receipts after its last renewal. */
+        instanceExpiry: duration.refine((ms) => ms >= 1000, 'at least 1s'),
+        /** How long a purge waits for a replica to acknowledge its writes (WAIT); 0: not asked. */
+        replicaTimeout: duration,
       }),
     }),
     workspaces: z.record(z.string(), workspaceOverrides).superRefine((workspaces, ctx) => {

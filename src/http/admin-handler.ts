@@ -10,6 +10,7 @@ import type { PageLimits } from './request/paging.js';
 import type { CacheReport } from '../cache/inspect.js';
 import { listKey, type ResourceKey } from '../cache/entry/keys.js';
 import type { PurgeScope, Purger } from '../purge/purger.js';
+import type { PurgeConfirmations } from '../purge/confirmations.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { WorkspaceId } from '../brands.js';
@@ -24,6 +25,8 @@ const MAX_PURGE_BODY = 4096;
 export interface AdminDeps {
   readonly metrics: GatewayMetrics;
   readonly purger: Purger;
+  /** Durability and receipts of a purge made (purge/confirmations.ts). */
+  readonly confirmations: PurgeConfirmations;
   /** Redis's health for /readyz; null when none is configured. */
   readonly l2: Pick<SharedRedis, 'up' | 'full'> | null;
   readonly logger: Logger;
@@ -157,13 +160,13 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       }
       return send(res, 400, {
         error:
-          'Body must be JSON: {"workspace": "...", "recording"?: "...", "folder_id"?: "...", "tag_id"?: "...", "lists"?: true, "page_number"?: n, "page_size"?: n, "soft"?: true}',
+          'Body must be JSON: {"workspace": "...", "recording"?: "...", "folder_id"?: "...", "tag_id"?: "...", "lists"?: true, "page_number"?: n, "page_size"?: n, "soft"?: true, "wait"?: "applied", "timeout"?: "2s"}',
         code: 'BAD_REQUEST',
       });
     }
     const request = parsePurgeBody(body);
     if (typeof request === 'string') return send(res, 400, { error: request, code: 'BAD_REQUEST' });
-    const { workspace, recording, lists, page, folder, tag, soft } = request;
+    const { workspace, recording, lists, page, folder, tag, soft, wait } = request;
     const scope: PurgeScope =
       recording !== null
         ? { kind: 'recording', id: recording }
@@ -187,8 +190,12 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
     try {
       // The 200 is sent only once the purge is in Redis's log (README, "The purge guarantee").
       const { generation, matched, widened } = await deps.purger.purge(workspace, scope, soft);
-      deps.logger.info({ workspace, scope: scope.kind, soft, matched }, 'purged');
-      return send(res, 200, {
+      const confirmed = await deps.confirmations.confirm(workspace, wait?.timeoutMs ?? null);
+      deps.logger.info(
+        { workspace, scope: scope.kind, soft, matched, status: confirmed.status },
+        'purged',
+      );
+      return send(res, confirmed.status, {
         purged,
         generation,
         matched,
@@ -198,6 +205,7 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
               note: `no cached entry holds ${folder !== null ? 'folder' : 'tag'} ${folder ?? tag}: nothing was dropped`,
             }
           : {}),
+        ...confirmed.fields,
       });
     } catch (error) {
       deps.logger.error({ workspace, err: error }, 'purge failed');

@@ -246,6 +246,14 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** From a purge's log entry being written to this instance acknowledging it applied it (receipts). */
+  readonly purgeApply = new Histogram({
+    name: `${PREFIX}purge_apply_seconds`,
+    help: "Seconds from a purge's log entry being written to this instance recording that it applied it (both on Redis's clock).",
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
   /** Purges answered 200, by form and by mode. */
   readonly purges = new Counter({
     name: `${PREFIX}purges_total`,

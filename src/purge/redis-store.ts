@@ -255,6 +255,11 @@ export class RedisPurgeStore implements PurgeStore {
     return { generation: await this.purge(workspace, 'all', []), matched: null, widened };
   }
 
+  /** The id of the last purge-log entry this instance applied (null before the first read). */
+  get appliedThrough(): string | null {
+    return this.#log.lastId;
+  }
+
   onPurge(listener: PurgeListener): void {
     this.#listeners.push(listener);
   }

@@ -60,3 +60,22 @@ export function lockChannel(prefix: string): string {
 export function purgeIndexHead(prefix: string, workspace: WorkspaceId, all: number): string {
   return `${workspaceHead(prefix, workspace)}:ix:${all}:`;
 }
+
+/**
+ * The instances that answer purge receipts (purge/liveness.ts): a sorted set of instance ids
+ * scored by the Redis time their liveness expires, and a hash of the last purge-log entry each
+ * applied. Both share one hash tag, so a Cluster keeps them in one slot for one script.
+ */
+export function liveInstancesKey(prefix: string): string {
+  return `${prefix}:{purge-receipts}:live`;
+}
+
+/** See liveInstancesKey: instance id → id of the last purge-log entry it applied. */
+export function appliedPurgesKey(prefix: string): string {
+  return `${prefix}:{purge-receipts}:applied`;
+}
+
+/** The pub/sub channel on which an instance announces it applied purge-log entries (wakes receipt waiters). */
+export function appliedChannel(prefix: string): string {
+  return `${prefix}:purge-applied`;
+}

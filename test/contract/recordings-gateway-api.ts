@@ -181,7 +181,9 @@ export interface paths {
         /**
          * Purges a workspace, one recording, a folder, a tag, every list page, or one list page, on every instance; hard or soft.
          * @description After a hard purge's 200 no instance serves a value of what it covers fetched before the
-         *     purge, under any of its names. After a soft purge's 200 no such value is served as
+         *     purge, under any of its names (an instance cut off from Redis: within
+         *     `cache.purge.maxLag`). With `"wait": "applied"` the answer comes once every live instance
+         *     has applied it (200, `applied`), or names the lagging ones (202). After a soft purge's 200 no such value is served as
          *     fresh: each is served stale (one background refresh each) until refreshed. The body's
          *     forms are described under PurgeRequest.
          */
@@ -293,42 +295,85 @@ export interface components {
          *     `{"workspace", "lists": true}` every list page (recordings stay);
          *     `{"workspace", "page_number", "page_size"}` one list page. `"soft": true` marks what the
          *     form covers stale (served under stale-while-revalidate with one refresh each, never as
-         *     fresh) instead of dropping it.
+         *     fresh) instead of dropping it. Any form may add `"wait": "applied"` and a `"timeout"`
+         *     (purge receipts).
          */
         PurgeRequest: {
             workspace: components["schemas"]["Workspace"];
             /** @description Mark stale instead of dropping. */
             soft?: boolean;
+            /**
+             * @description Answer once every live instance (every worker) has applied the purge (200), or when `timeout` passes (202, naming the lagging ones).
+             * @constant
+             */
+            wait?: "applied";
+            /** @description With `wait`: the longest wait, a duration (default `2s`, at most `10s`). */
+            timeout?: string;
         } | {
             workspace: components["schemas"]["Workspace"];
             /** @description A UUID or a public link code. */
             recording: string;
             /** @description Mark stale instead of dropping. */
             soft?: boolean;
+            /**
+             * @description Answer once every live instance (every worker) has applied the purge (200), or when `timeout` passes (202, naming the lagging ones).
+             * @constant
+             */
+            wait?: "applied";
+            /** @description With `wait`: the longest wait, a duration (default `2s`, at most `10s`). */
+            timeout?: string;
         } | {
             workspace: components["schemas"]["Workspace"];
             /** @description Shaped like a recording id (a UUID or 1-64 of A-Z a-z 0-9 _ -). */
             folder_id: string;
             /** @description Mark stale instead of dropping. */
             soft?: boolean;
+            /**
+             * @description Answer once every live instance (every worker) has applied the purge (200), or when `timeout` passes (202, naming the lagging ones).
+             * @constant
+             */
+            wait?: "applied";
+            /** @description With `wait`: the longest wait, a duration (default `2s`, at most `10s`). */
+            timeout?: string;
         } | {
             workspace: components["schemas"]["Workspace"];
             /** @description Shaped like a recording id (a UUID or 1-64 of A-Z a-z 0-9 _ -). */
             tag_id: string;
             /** @description Mark stale instead of dropping. */
             soft?: boolean;
+            /**
+             * @description Answer once every live instance (every worker) has applied the purge (200), or when `timeout` passes (202, naming the lagging ones).
+             * @constant
+             */
+            wait?: "applied";
+            /** @description With `wait`: the longest wait, a duration (default `2s`, at most `10s`). */
+            timeout?: string;
         } | {
             workspace: components["schemas"]["Workspace"];
             /** @constant */
             lists: true;
             /** @description Mark stale instead of dropping. */
             soft?: boolean;
+            /**
+             * @description Answer once every live instance (every worker) has applied the purge (200), or when `timeout` passes (202, naming the lagging ones).
+             * @constant
+             */
+            wait?: "applied";
+            /** @description With `wait`: the longest wait, a duration (default `2s`, at most `10s`). */
+            timeout?: string;
         } | {
             workspace: components["schemas"]["Workspace"];
             page_number: number;
             page_size: number;
             /** @description Mark stale instead of dropping. */
             soft?: boolean;
+            /**
+             * @description Answer once every live instance (every worker) has applied the purge (200), or when `timeout` passes (202, naming the lagging ones).
+             * @constant
+             */
+            wait?: "applied";
+            /** @description With `wait`: the longest wait, a duration (default `2s`, at most `10s`). */
+            timeout?: string;
         };
         PurgeResult: {
             purged: {
@@ -363,6 +408,40 @@ export interface components {
             widened?: "too-many-entries" | "index-lost" | "no-generation" | "generation-moving" | "unknown-link-code" | "older-instances";
             /** @description Present when a folder or tag id matched no cached entry. */
             note?: string;
+            /**
+             * @description With Redis: true once a Redis replica acknowledged the purge's writes (WAIT), so a
+             *     failover of the master to it keeps the purge; false when none did, with the reason in
+             *     `durable_reason`. Absent without Redis.
+             */
+            durable?: boolean;
+            /**
+             * @description Why `durable` is false: the master has no replica, none acknowledged within
+             *     `cache.purge.replicaTimeout`, that timeout is 0, or Redis did not answer.
+             * @enum {unknown}
+             */
+            durable_reason?: "no-replica" | "replica-timeout" | "not-asked" | "unavailable";
+            /**
+             * @description Present when the purge asked `"wait": "applied"`: who applied it. Null when Redis did
+             *     not say within the timeout (the answer is then 202).
+             */
+            applied?: null | components["schemas"]["PurgeReceipt"];
+        };
+        PurgeReceipt: {
+            /** @description Live instances that applied the purge. */
+            instances: number;
+            /** @description Live instances (each worker of each gateway renewing its liveness in Redis). */
+            of: number;
+            /**
+             * @description Live instances (`server.instanceId`, a worker adding `/worker-<n>`) that had not applied
+             *     the purge when the answer was given; empty in a 200.
+             */
+            lagging: string[];
+            /**
+             * @description Instances whose liveness expired within the last ten minutes (stopped renewing it:
+             *     crashed, paused, cut off from Redis): no longer waited for. They apply the purge when
+             *     they read the purge log again, or obey it within `cache.purge.maxLag`.
+             */
+            expired: string[];
         };
         /** @description What one tier holds; only `present` when it holds nothing. */
         TierEntry: {
@@ -1309,6 +1388,21 @@ export interface operations {
         responses: {
             /** @description Purged; the workspace's new generation. */
             200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PurgeResult"];
+                };
+            };
+            /**
+             * @description Purged (in Redis and its log, as for a 200), but with `"wait": "applied"` the timeout
+             *     passed before every live instance applied it: `applied.lagging` names those that had
+             *     not (`applied` is null when Redis did not say). They apply it on their next read of
+             *     the purge log, or obey it within `cache.purge.maxLag`.
+             */
+            202: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
                     [name: string]: unknown;

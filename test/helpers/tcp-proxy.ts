@@ -19,6 +19,13 @@ export interface TcpProxy {
   /** Drops every connection and refuses new ones until restore(). */
   cutLink(): void;
   restore(): void;
+  /**
+   * Keeps what the target sends in the proxy until release(): the client receives nothing
+   * meanwhile, and a connection that closes first loses it (unlike a stopped process, whose
+   * kernel would still have received it).
+   */
+  hold(): void;
+  release(): void;
   /** Drops every connection and stops listening. */
   close(): Promise<void>;
 }
@@ -31,6 +38,7 @@ export async function startTcpProxy(
   const { forward } = options;
   const sockets = new Set<Socket>();
   let cut = false;
+  let held: Array<() => void> | undefined;
   const server = createServer((client) => {
     if (cut) {
       client.destroy();
@@ -43,7 +51,10 @@ export async function startTcpProxy(
       client.on('data', (chunk: Buffer) => {
         if (forward(chunk)) upstream.write(chunk);
       });
-    upstream.pipe(client);
+    upstream.on('data', (chunk: Buffer) => {
+      if (held === undefined) client.write(chunk);
+      else held.push(() => client.write(chunk));
+    });
     for (const socket of [client, upstream]) {
       socket.on('error', () => {});
       socket.on('close', () => {
@@ -70,6 +81,14 @@ export async function startTcpProxy(
     },
     restore() {
       cut = false;
+    },
+    hold() {
+      held ??= [];
+    },
+    release() {
+      const writes = held ?? [];
+      held = undefined;
+      for (const write of writes) write();
     },
     close() {
       dropAll();

@@ -9,6 +9,7 @@
 import { parseRecordingId } from './recording-id.js';
 import { asWorkspaceId, type WorkspaceId } from '../../brands.js';
 import { indexedId } from '../../cache/entry/surrogates.js';
+import { parsePurgeWait, type PurgeWait } from './purge-wait.js';
 
 /** What to purge. */
 export interface PurgeRequest {
@@ -21,6 +22,8 @@ export interface PurgeRequest {
   readonly tag: string | null;
   /** Mark stale instead of dropping. */
   readonly soft: boolean;
+  /** Answer once every live instance applied it (`"wait": "applied"`); null: at once. */
+  readonly wait: PurgeWait | null;
 }
 
 const FIELDS = new Set([
@@ -32,6 +35,8 @@ const FIELDS = new Set([
   'page_number',
   'page_size',
   'soft',
+  'wait',
+  'timeout',
 ]);
 
 function positive(value: unknown): value is number {
@@ -60,6 +65,8 @@ export function parsePurgeBody(body: unknown): PurgeRequest | string {
     soft,
   } = fields;
   if (soft !== undefined && typeof soft !== 'boolean') return '"soft" must be true or false';
+  const wait = parsePurgeWait(fields['wait'], fields['timeout']);
+  if (typeof wait === 'string') return wait;
   const page = pageNumber !== undefined || pageSize !== undefined;
   const forms = [recording, lists, folderId, tagId].filter((value) => value !== undefined);
   if (forms.length + (page ? 1 : 0) > 1)
@@ -72,6 +79,7 @@ export function parsePurgeBody(body: unknown): PurgeRequest | string {
     folder: null,
     tag: null,
     soft: soft === true,
+    wait,
   };
   if (recording !== undefined) {
     const id = typeof recording === 'string' ? parseRecordingId(recording) : undefined;

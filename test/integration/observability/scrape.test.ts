@@ -116,6 +116,8 @@ void t.test(
       // DESIGN A9 (purge forms), A10 (purges that widened).
       'recgw_purges_total',
       'recgw_purge_fallbacks_total',
+      // DESIGN A10 (purge receipts): each instance's time to acknowledge a purge.
+      'recgw_purge_apply_seconds',
       // Refreshes ahead of expiry and after it (docs/metrics.md), and the L1's hit-ratio curve.
       'recgw_cache_refreshes_total',
       'recgw_cache_l1_estimated_hit_ratio',

@@ -1,0 +1,137 @@
+// Purge receipts over real Redis and real sockets, three gateway apps in this process (DESIGN
+// A10). Invariant: a purge with "wait": "applied" is answered 200 only once every live instance
+// has recorded that it applied the purge's log entry, and names the instances in the answer;
+// without "wait" the answer is as before and no one listens for acknowledgements.
+import t from 'tap';
+import { Redis } from 'ioredis';
+import { startPrivateRedis } from '../../helpers/redis.js';
+import { startSharedGateways, type SharedFleet } from '../../helpers/shared-gateways.js';
+import { waitFor } from '../../helpers/redis.js';
+import type { Reply, TestGateway } from '../../helpers/gateway.js';
+import { appliedChannel, liveInstancesKey } from '../../../src/redis/key-layout.js';
+import { reaches } from '../../../src/purge/log-ids.js';
+
+async function purgeWith(gw: TestGateway, body: Record<string, unknown>): Promise<Reply> {
+  return gw.admin('/admin/purge', {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+  });
+}
+
+void t.test('receipts: 200 once every live instance applied the purge', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const probe = new Redis(redis.url);
+  t.teardown(() => probe.disconnect());
+  const fleets: SharedFleet[] = [];
+  // Each app names itself; three apps in one process would otherwise share hostname-pid.
+  for (const name of ['gw-a', 'gw-b', 'gw-c'])
+    fleets.push(
+      await startSharedGateways(t, redis, {
+        count: 1,
+        config: { server: { instanceId: name } },
+      }),
+    );
+  const [a, b, c] = fleets.map((fleet) => fleet.gateways[0]);
+  const live = liveInstancesKey(redis.keyPrefix);
+  await waitFor(async () => (await probe.zcard(live)) === 3, 5000, 'three instances live');
+
+  // Without "wait": the answer is as before, and no acknowledgement is listened for.
+  const plain = await purgeWith(a!, { workspace: 'acme' });
+  t.equal(plain.status, 200);
+  t.equal(plain.json().applied, undefined, 'no receipt without wait');
+  t.same(
+    await probe.pubsub('NUMSUB', appliedChannel(redis.keyPrefix)),
+    [appliedChannel(redis.keyPrefix), 0],
+    'nobody subscribed to acknowledgements before a purge waited',
+  );
+
+  for (const [via, gw] of [
+    ['a', a],
+    ['b', b],
+    ['c', c],
+  ] as const) {
+    const answer = await purgeWith(gw!, { workspace: 'acme', wait: 'applied' });
+    t.equal(answer.status, 200, `through ${via}`);
+    t.same(answer.json().applied, { instances: 3, of: 3, lagging: [], expired: [] });
+    t.equal(answer.json().durable, false, 'a standalone Redis without a replica');
+    t.equal(answer.json().durable_reason, 'no-replica');
+    // The 200 means each instance recorded an entry at or after the purge's.
+    const tip = (await probe.xrevrange(`${redis.keyPrefix}:purges`, '+', '-', 'COUNT', 1))[0]![0];
+    const applied = await probe.hgetall(`${redis.keyPrefix}:{purge-receipts}:applied`);
+    for (const name of ['gw-a', 'gw-b', 'gw-c'])
+      t.ok(reaches(applied[name] ?? '', tip), `${name} applied ${tip} (has ${applied[name]})`);
+  }
+
+  // Every form takes it.
+  for (const body of [
+    { workspace: 'acme', lists: true },
+    { workspace: 'acme', page_number: 1, page_size: 2 },
+    { workspace: 'acme', recording: '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' },
+    { workspace: 'acme', folder_id: 'f1', soft: true },
+    { workspace: 'acme', tag_id: 't1' },
+  ]) {
+    const answer = await purgeWith(b!, { ...body, wait: 'applied', timeout: '1s' });
+    t.equal(answer.status, 200, JSON.stringify(body));
+    t.same(answer.json().applied.lagging, []);
+    t.equal(answer.json().applied.of, 3);
+  }
+
+  // An instance that leaves (closed) is no longer waited for, and is not reported expired.
+  await c!.app.close();
+  await waitFor(async () => (await probe.zcard(live)) === 2, 5000, 'c left');
+  const after = await purgeWith(a!, { workspace: 'acme', wait: 'applied' });
+  t.equal(after.status, 200);
+  t.same(after.json().applied, { instances: 2, of: 2, lagging: [], expired: [] });
+});
+
+void t.test(
+  'receipts: an instance whose liveness expired drops out of "of" and is named',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const probe = new Redis(redis.url);
+    t.teardown(() => probe.disconnect());
+    const fleet = await startSharedGateways(t, redis, {
+      count: 1,
+      config: { server: { instanceId: 'gw-a' } },
+    });
+    const live = liveInstancesKey(redis.keyPrefix);
+    await waitFor(async () => (await probe.zcard(live)) === 1, 5000, 'gw-a live');
+    // A gone instance that never acknowledged: live (expiring in the future), then expired.
+    const nowMs = Number((await probe.time())[0]) * 1000;
+    await probe.zadd(live, nowMs + 60_000, 'ghost');
+    const lagging = await purgeWith(fleet.gateways[0], {
+      workspace: 'acme',
+      wait: 'applied',
+      timeout: '300ms',
+    });
+    t.equal(lagging.status, 202, 'a live instance that never applied it: 202');
+    t.same(lagging.json().applied, { instances: 1, of: 2, lagging: ['ghost'], expired: [] });
+    await probe.zadd(live, nowMs - 1000, 'ghost');
+    const dropped = await purgeWith(fleet.gateways[0], { workspace: 'acme', wait: 'applied' });
+    t.equal(dropped.status, 200);
+    t.same(dropped.json().applied, { instances: 1, of: 1, lagging: [], expired: ['ghost'] });
+  },
+);
+
+void t.test('receipts: bad wait or timeout is a 400 and purges nothing', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const probe = new Redis(redis.url);
+  t.teardown(() => probe.disconnect());
+  const fleet = await startSharedGateways(t, redis, { count: 1 });
+  const before = await probe.xlen(`${redis.keyPrefix}:purges`);
+  for (const [body, message] of [
+    [{ workspace: 'acme', wait: 'yes' }, /"wait" must be "applied"/],
+    [{ workspace: 'acme', wait: true }, /"wait" must be "applied"/],
+    [{ workspace: 'acme', timeout: '1s' }, /"timeout" needs "wait"/],
+    [{ workspace: 'acme', wait: 'applied', timeout: '11s' }, /at most 10s/],
+    [{ workspace: 'acme', wait: 'applied', timeout: 'soon' }, /"timeout" must be a duration/],
+    [{ workspace: 'acme', wait: 'applied', timeout: 2 }, /"timeout" must be a duration/],
+  ] as const) {
+    const answer = await purgeWith(fleet.gateways[0], body);
+    t.equal(answer.status, 400, JSON.stringify(body));
+    t.match(answer.json().error, message);
+    t.equal(answer.json().code, 'BAD_REQUEST');
+  }
+  t.equal(await probe.xlen(`${redis.keyPrefix}:purges`), before, 'no purge was logged');
+});
