@@ -18,10 +18,11 @@ import { entryState, isHit, meetsBound, type EntryState } from './entry/state.js
 import type { Lookup, Served, VerifiedLookup } from './lookup.js';
 import type { Settings } from './settings.js';
 import type { L2Store, LockAsk, LockOutcome } from './l2/store.js';
-import { ownKey, recordingValues, valuesAskedBy } from './entry/recording-values.js';
+import { waitForLock, type LockWaitOutcome, type LockWaitResult } from './l2/fetch-lock.js';
+import { ownKey } from './entry/recording-values.js';
 import type { Tiers } from './tiers.js';
 import { UrlGuard } from './resign.js';
-import { fetchedFrom } from './entry/fetched.js';
+import { keepAnswer } from './kept-answer.js';
 import type { RevalidatedAnswer } from '../upstream/types.js';
 import type { Auditor } from './audit/auditor.js';
 import type { AuditSampler } from './audit/sampler.js';
@@ -52,12 +53,6 @@ export interface ReadThroughDeps {
 }
 
 /**
- * A lock waiter re-checks by itself this many times within `cache.distributedLock.wait`, so a
- * lost wake-up costs at most a fraction of `wait`, never the whole of it.
- */
-const LOCK_CHECKS = 4;
-
-/**
  * The least a request waits for the in-flight refresh of the entry it found just expired (see
  * joinRefresh): an entry's recorded fetch time can be near zero (a 304 from a near upstream),
  * and on a busy host a refresh takes longer than the fetch it timed. Short enough that a client
@@ -75,12 +70,6 @@ async function settledWithin(flight: Promise<Served>, ms: number): Promise<Serve
     clearTimeout(timer);
   }
 }
-
-/**
- * How a wait on another instance's fetch lock ended: a release message woke it, its own re-check
- * found the value or a free lock, it waited out `wait` and fetched itself, or Redis stopped answering.
- */
-export type LockWaitResult = 'woken' | 'rechecked' | 'timeout' | 'unavailable';
 
 /** The two-tier read-through cache. */
 export class ReadThrough {
@@ -428,79 +417,33 @@ export class ReadThrough {
 
   /**
    * With cache.distributedLock: take the key's lock, or wait (bounded) for the instance holding
-   * it to let go. Its release wakes this waiter (l2/lock-wakes.ts says how and why pub/sub); the
-   * waiter then reads the stored value, or, when the holder let go without storing one (its key
-   * was refused, the upstream failed, the answer is not kept), takes the lock over and fetches
-   * with this request's own key. A wake-up can be lost, so the waiter also re-checks by itself
-   * every `wait / LOCK_CHECKS`; a crashed holder's lock expires; a waiter past `wait` fetches
-   * itself. `newerThan`: a refresh waits for a value stored after the entry it refreshes.
-   * `asked`: the lock as the L2 read that came before already tried it, in its round trip.
+   * it to let go (l2/fetch-lock.ts). A value it finds (stored after `newerThan`, servable) fills
+   * L1 and answers the request as coalesced.
    */
-  private async waitForLock(
+  private waitForLock(
     lookup: Lookup,
     generation: Generation,
     newerThan = -Infinity,
     asked?: LockOutcome,
-  ): Promise<{ entry?: CacheEntry; release?: () => Promise<void> }> {
+  ): Promise<LockWaitOutcome> {
     const { l2, settings } = this.deps;
-    const lock = settings().config.cache.distributedLock;
-    if (l2 === null || !lock.enabled) return {};
-    const stored = async (): Promise<CacheEntry | undefined> => {
-      const shared = (await this.tiers.readL2(lookup.workspace, generation, lookup.key)).entry;
-      if (shared === undefined || shared.storedAt <= newerThan) return undefined;
-      if (!isHit(this.stateOf(lookup, shared))) return undefined;
-      lookup.status.coalesced = true;
-      this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
-      return shared;
-    };
-    const first = asked ?? (await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl));
-    if (first.state === 'unavailable') return {};
-    if (first.state === 'acquired') {
-      // Taken in the read's own round trip, or for a miss: nothing newer can have been stored.
-      if (asked !== undefined || newerThan === -Infinity) return { release: () => first.release() };
-      // A refresh read L2 before it asked for the lock; another instance may have stored its
-      // refresh and let go in between. Reading again under the lock sees that value, since a
-      // holder's write goes out before its release: without it, both would fetch.
-      const meanwhile = await stored();
-      if (meanwhile === undefined) return { release: () => first.release() };
-      void first.release();
-      return { entry: meanwhile };
-    }
-    const ended = <T>(result: LockWaitResult, value: T): T => {
-      this.deps.lockWaited?.(lookup.resource, result);
-      return value;
-    };
-    let held = first;
-    let woken = false;
-    // Bounded by a count of slices, not by the clock: slices pass in real time, and an injected
-    // clock need not move while they do.
-    for (let slice = 0; ; slice++) {
-      // Listen before looking, so a release between the look and the wait still wakes us.
-      const wait = held.wait(lock.wait / LOCK_CHECKS);
-      // A release heard while this re-check is under way counts as what ended the wait.
-      let heard = woken;
-      void wait.ended.then((result) => (heard ||= result === 'woken'));
-      const entry = await stored();
-      if (entry !== undefined) {
-        wait.cancel();
-        return ended(heard ? 'woken' : 'rechecked', { entry });
-      }
-      const retry = await l2.tryLock(lookup.workspace, generation, lookup.key, lock.ttl);
-      if (retry.state !== 'held' || slice === LOCK_CHECKS) wait.cancel();
-      if (retry.state === 'unavailable') return ended('unavailable', {});
-      if (retry.state === 'acquired') {
-        const found = heard ? 'woken' : 'rechecked';
-        // The holder's write went out before its unlock on the same connection (one slot), so
-        // a value it stored is readable now: read once more before fetching again.
-        const late = await stored();
-        if (late === undefined) return ended(found, { release: () => retry.release() });
-        void retry.release();
-        return ended(found, { entry: late });
-      }
-      if (slice === LOCK_CHECKS) return ended('timeout', {});
-      held = retry;
-      woken = (await wait.ended) === 'woken';
-    }
+    if (l2 === null) return Promise.resolve({});
+    return waitForLock({
+      l2,
+      lock: settings().config.cache.distributedLock,
+      target: { workspace: lookup.workspace, generation, key: lookup.key },
+      newerThan,
+      ...(asked === undefined ? {} : { asked }),
+      stored: async () => {
+        const shared = (await this.tiers.readL2(lookup.workspace, generation, lookup.key)).entry;
+        if (shared === undefined || shared.storedAt <= newerThan) return undefined;
+        if (!isHit(this.stateOf(lookup, shared))) return undefined;
+        lookup.status.coalesced = true;
+        this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
+        return shared;
+      },
+      ended: (result) => this.deps.lockWaited?.(lookup.resource, result),
+    });
   }
 
   /**
@@ -531,7 +474,7 @@ export class ReadThrough {
     return this.keep(lookup, generation, base, answer, started);
   }
 
-  /** What an upstream answer to a fetch begun at `started` for `lookup` comes to: learned, stored, served. */
+  /** What an upstream answer to a fetch begun at `started` for `lookup` comes to (kept-answer.ts). */
   private keep(
     lookup: Lookup,
     generation: Generation,
@@ -539,57 +482,7 @@ export class ReadThrough {
     answer: RevalidatedAnswer<ListPage | Recording>,
     started: number,
   ): Served {
-    const { factory, clock, settings } = this.deps;
-    const now = clock.now();
-    lookup.status.fwdStatus = answer.status;
-    // δ of refresh-ahead, on the flow's own clock (tests move it); a clock step back counts as 0.
-    const fetchMs = Math.max(0, now - started);
-    if (answer.status === 401) {
-      this.deps.keyLearned(lookup, keyVerdictOf(answer.status)!);
-      throw new KeyRefused(lookup.keyHash);
-    }
-    if (answer.status === 404) {
-      const entry = factory.notFound(lookup.workspace, now, fetchMs);
-      this.store(lookup.workspace, generation, [[lookup.key, entry]]);
-      return { entry, outcome: 'miss' };
-    }
-    const fetched = fetchedFrom(answer, settings().config.upstream.cacheControl, fetchMs);
-    if (answer.status === 304) {
-      // Only a request that sent validators is answered 304 (attempt.ts), and only `base` gave them.
-      const entry = factory.renewed(lookup.workspace, lookup.resource, base!, now, fetched);
-      lookup.status.revalidated = true;
-      // Stored under the generation taken before the fetch, like any answer: a 304 to a
-      // revalidation begun before a purge renews nothing (tiers.store refuses it).
-      if (fetched.store) this.store(lookup.workspace, generation, valuesAskedBy(entry, lookup.key));
-      return { entry, outcome: 'miss' };
-    }
-    if (lookup.resource === 'list') {
-      const { list, recordings } = factory.list(
-        lookup.workspace,
-        answer.body as ListPage,
-        now,
-        fetched,
-      );
-      // no-store (upstream.cacheControl honor): answered, kept nowhere, its recordings neither.
-      if (!fetched.store) return { entry: list, outcome: 'miss' };
-      this.store(lookup.workspace, generation, [[lookup.key, list]]);
-      // A list page also refreshes the entries of the recordings it holds, once it is answered.
-      setImmediate(() => {
-        try {
-          this.store(lookup.workspace, generation, recordings().flatMap(recordingValues), false);
-        } catch (error) {
-          this.deps.logger.warn(
-            { workspace: lookup.workspace, err: error },
-            'storing the recordings of a list page failed',
-          );
-        }
-      });
-      return { entry: list, outcome: 'miss' };
-    }
-    const entry = factory.recording(lookup.workspace, answer.body as Recording, now, fetched);
-    // Asked by another spelling than its UUID or link code: that key points at the entry too.
-    if (fetched.store) this.store(lookup.workspace, generation, valuesAskedBy(entry, lookup.key));
-    return { entry, outcome: 'miss' };
+    return keepAnswer(this.deps, { lookup, generation, base, answer, started });
   }
 
   /**

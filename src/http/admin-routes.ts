@@ -18,7 +18,7 @@ export const ADMIN_ROUTES = {
   '/healthz': { methods: ['GET', 'HEAD'], statuses: [200, 405] },
   '/readyz': { methods: ['GET', 'HEAD'], statuses: [200, 405, 500, 503] },
   '/openapi.json': { methods: ['GET', 'HEAD'], statuses: [200, 405, 500, 503] },
-  '/admin/purge': { methods: ['POST'], statuses: [200, 400, 401, 403, 405, 413, 500, 503] },
+  '/admin/purge': { methods: ['POST'], statuses: [200, 202, 400, 401, 403, 405, 413, 500, 503] },
   '/admin/cache': { methods: ['GET', 'HEAD'], statuses: [200, 400, 401, 403, 405, 500, 503] },
 } as const satisfies Record<string, AdminRoute>;
 

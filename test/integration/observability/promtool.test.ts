@@ -120,6 +120,8 @@ function touchedMetrics(options: { defaultMetrics: boolean }): GatewayMetrics {
   metrics.quotaDecisions.inc({ result: 'allowed', source: 'redis' });
   metrics.cacheLockWaits.inc({ resource: 'recording', result: 'woken' });
   metrics.purges.inc({ scope: 'recording', mode: 'soft' });
+  metrics.purgeFallbacks.inc({ reason: 'too-many-entries' });
+  metrics.purgeApply.observe(0.004);
   metrics.cacheL1EstimatedHitRatio.set({ size: '2x' }, 0.61);
   metrics.cacheMisses.inc({ resource: 'recording', reason: 'expired' });
   metrics.cacheAudits.inc({ resource: 'recording', result: 'inconsistent' });
