@@ -35,6 +35,8 @@ const ENTRY_OVERHEAD = 1100;
 const ENCODING_OVERHEAD = 120;
 /** An alias held as an item of its own: a small object and its key, plus the same per-item bookkeeping. */
 const ALIAS_OVERHEAD = 400;
+/** A heap string's header: the entry's surrogates (what a purge reaches it by) are one string. */
+const STRING_HEADER = 16;
 /** A recording's link-code name held beside its entry (linkNames): a map slot and the string's header. */
 const LINK_NAME_OVERHEAD = 64;
 const NEWLINE = 10;
@@ -70,6 +72,8 @@ function sizeOf(value: StoredValue, key: string): number {
     key.length +
     payloadBytes(value) +
     linkNameBytes(key, value) +
+    STRING_HEADER +
+    value.surrogates.length +
     pairBytes(key, value)
   );
 }

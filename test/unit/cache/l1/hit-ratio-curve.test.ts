@@ -126,9 +126,10 @@ void t.test(
   'a lookup by link code of an entry L1 no longer holds is a use of that entry: a hit where a larger L1 would still hold it',
   (t) => {
     const metrics = new GatewayMetrics({ defaultMetrics: false });
-    // Room for about five entries of 2,000 bytes: eight others push the first out of L1, but
-    // 2x (about ten) and 4x would still hold it.
-    const l1 = new L1Cache(11_000, metrics, 'lru');
+    // Room for about five entries of 2,500 bytes (a 1,000-byte body and what L1 counts around
+    // it: names, the purge index, surrogates): eight others push the first out of L1, but 2x
+    // (about ten) and 4x would still hold it.
+    const l1 = new L1Cache(12_000, metrics, 'lru');
     const gen = { all: 1, list: 1 };
     const ws = 'acme' as WorkspaceId;
     const store = (i: number) => {
