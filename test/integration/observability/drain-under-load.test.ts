@@ -119,9 +119,14 @@ void t.test(
   async (t) => {
     const upstream = await startHeldUpstream(t, 400);
     const ids = upstream.recordings.map((recording) => recording.id);
-    // A drain longer than the test: the second SIGTERM ends it when the test is ready.
+    // A drain longer than the test: the second SIGTERM ends it when the test is ready. No audits
+    // (cache.audit): an audit is an upstream fetch, held like any, and every held fetch here must
+    // be a client's miss.
     const gw = await startGatewayProcess(t, {
-      GATEWAY_CONFIG: configFile(t, 'server:\n  drainDelay: 60s\n  shutdownGrace: 20s\n'),
+      GATEWAY_CONFIG: configFile(
+        t,
+        'server:\n  drainDelay: 60s\n  shutdownGrace: 20s\ncache:\n  audit:\n    sampleRatio: 0\n',
+      ),
       UPSTREAM_URL: upstream.baseUrl,
     });
     const key = 'any-key-the-upstream-accepts';
