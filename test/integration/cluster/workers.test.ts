@@ -66,7 +66,8 @@ void t.test(
     const path = `/api/external/v2/recordings/${id}`;
     const upstreamPath = `/ws/acme/api/external/v2/recordings/${id}`;
     const file = join(t.testdir(), 'gateway.yaml');
-    writeFileSync(file, 'signing:\n  minRemaining: 10s\n');
+    // No audits (cache.audit): an audit is an upstream fetch, and this test counts them exactly.
+    writeFileSync(file, 'signing:\n  minRemaining: 10s\ncache:\n  audit:\n    sampleRatio: 0\n');
 
     const { gw, port, adminPort } = await startWorkers(t, {
       ADMIN_TOKEN,
