@@ -9,7 +9,7 @@ import { EntryFactory } from '../../../src/cache/entry/factory.js';
 import { recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
 import type { GenerationSource } from '../../../src/cache/generation-source.js';
 import { L1Cache } from '../../../src/cache/l1/l1.js';
-import type { Lookup, VerifiedLookup } from '../../../src/cache/lookup.js';
+import type { CallerLookup, VerifiedLookup } from '../../../src/cache/lookup.js';
 import { ReadThrough } from '../../../src/cache/read-through.js';
 import { makeSettings } from '../../../src/cache/settings.js';
 import { CacheStatus } from '../../../src/cache/status.js';
@@ -40,7 +40,7 @@ class FakeUpstream {
     validators: { etag: TAG },
   });
   constructor(private readonly clock: FakeClock) {}
-  fetch = async (_key: string, validators?: Validators): Promise<RevalidatedAnswer<Recording>> => {
+  fetch = async (validators?: Validators): Promise<RevalidatedAnswer<Recording>> => {
     this.sent.push(validators);
     await new Promise((resolve) => setImmediate(resolve));
     this.clock.advance(FETCH_MS);
@@ -82,15 +82,14 @@ function flow(config: Record<string, unknown>, draw = (): number => 0) {
   });
   const upstream = new FakeUpstream(clock);
   const lookup = (): VerifiedLookup =>
-    vouchFor<Lookup>({
+    vouchFor<CallerLookup>({
       workspace: ACME,
       resource: 'recording',
       key: KEY,
-      apiKey: 'key',
       keyHash: hashKey('key'),
       address: '127.0.0.1',
       status: new CacheStatus(),
-      fetch: upstream.fetch,
+      fetcher: upstream,
     });
   const cached = () => tiers.readL1(ACME, GEN, KEY);
   return { clock, readThrough, upstream, lookup, cached, generation, random };
