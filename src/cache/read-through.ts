@@ -6,52 +6,25 @@
  * reaches the upstream only through the lookup's fetcher; background work runs under a detached
  * lookup (lookup.ts), which holds nothing of the request that started it.
  */
-import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import { GatewayError, KeyRefused, UpstreamError } from '../errors.js';
+import { GatewayError, KeyRefused } from '../errors.js';
 import { keyVerdictOf } from '../auth/upstream-verdict.js';
 import type { CacheEntry } from './entry/entry.js';
-import type { EntryFactory } from './entry/factory.js';
 import { flightKey as flightKeyOf, type Generation } from './entry/keys.js';
 import { entryState, isHit, meetsBound, type EntryState } from './entry/state.js';
 import { dueAhead } from './entry/refresh-ahead.js';
 import { ownKey } from './entry/recording-values.js';
-import { detached, type Lookup, type Served, type Target, type VerifiedLookup } from './lookup.js';
+import type { Lookup, Served, Target, VerifiedLookup } from './lookup.js';
 import { Flights, settledWithin } from './flights.js';
+import type { ReadThroughDeps } from './flow-deps.js';
 import type { Settings } from './settings.js';
-import type { L2Store, LockAsk, LockOutcome } from './l2/store.js';
-import { waitForLock, type LockWaitOutcome, type LockWaitResult } from './l2/fetch-lock.js';
 import type { Tiers } from './tiers.js';
 import { timedL1, timedL2 } from './timed-reads.js';
 import { UrlGuard } from './resign.js';
-import { keepAnswer } from './kept-answer.js';
-import { callUpstream } from './upstream-call.js';
-import type { Auditor } from './audit/auditor.js';
-import type { AuditSampler } from './audit/sampler.js';
+import { UpstreamStep } from './upstream-step.js';
+import { Background } from './background.js';
 import { missReasonOf, strongerReason } from './miss-reason.js';
 
-/** Collaborators of the flow. */
-export interface ReadThroughDeps {
-  /** L1 and L2 as one store (app.ts builds it and shares it with the purger and inspection). */
-  readonly tiers: Tiers;
-  /** The fetch locks of cache.distributedLock; null without Redis. */
-  readonly l2: L2Store | null;
-  readonly factory: EntryFactory;
-  /**
-   * What the upstream said of a request's key, once per fetch: the auth side records it (the
-   * flow keeps no verdicts and counts no metrics).
-   */
-  readonly keyLearned: (target: Target, valid: boolean) => void;
-  /** How each wait on another instance's fetch lock ended (the metrics side counts it). */
-  readonly lockWaited?: (resource: Lookup['resource'], result: LockWaitResult) => void;
-  readonly settings: () => Settings;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  /** Uniform in [0, 1): refresh-ahead's draw (tests pass a seeded one); Math.random by default. */
-  readonly random?: () => number;
-  /** cache.audit: which hits to revalidate, and the revalidation (audit/). */
-  readonly audit?: { readonly sampler: AuditSampler; readonly auditor: Auditor };
-}
+export type { ReadThroughDeps } from './flow-deps.js';
 
 /**
  * The least a request waits for the in-flight refresh of the entry it found just expired (see
@@ -67,6 +40,8 @@ export class ReadThrough {
   private readonly tiers: Tiers;
   private readonly urls: UrlGuard;
   private readonly random: () => number;
+  private readonly upstream: UpstreamStep;
+  private readonly background: Background;
 
   constructor(private readonly deps: ReadThroughDeps) {
     this.tiers = deps.tiers;
@@ -75,6 +50,8 @@ export class ReadThrough {
       ...deps,
       store: (workspace, generation, values) => this.tiers.store(workspace, generation, values),
     });
+    this.upstream = new UpstreamStep(deps, this.urls);
+    this.background = new Background(deps, this.flights, this.upstream);
   }
 
   /**
@@ -195,7 +172,7 @@ export class ReadThrough {
   ): Promise<Served> {
     const flightKey = `${flightKeyOf(lookup.workspace, generation, lookup.key)}\n${lookup.keyHash}`;
     return this.flights.join(flightKey, lookup, async () => {
-      const served = await this.fromUpstream(lookup, generation, fallback);
+      const served = await this.upstream.fetch(lookup, generation, fallback);
       proved?.(served);
       return served;
     });
@@ -233,7 +210,7 @@ export class ReadThrough {
       return undefined;
     }
     if (result === 'stale') {
-      this.refreshLater(lookup, generation, entry!, 'stale');
+      this.background.refreshLater(lookup, generation, entry!, 'stale');
       return { entry: entry!, outcome: 'stale' };
     }
     this.afterHit(lookup, generation, entry!, state, tier, now, this.deps.settings());
@@ -253,8 +230,9 @@ export class ReadThrough {
     if (tier === 'l1') this.tiers.onL1Hit(lookup, generation, entry);
     if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
     else if (dueAhead(entry, now, settings.config.cache.refreshAhead, this.random))
-      this.refreshLater(lookup, generation, entry, 'ahead');
-    if (this.deps.audit?.sampler.take() === true) this.auditLater(lookup, generation, entry);
+      this.background.refreshLater(lookup, generation, entry, 'ahead');
+    if (this.deps.audit?.sampler.take() === true)
+      this.background.auditLater(lookup, generation, entry);
   }
 
   /** One fetch on behalf of every request coalesced on it. */
@@ -279,11 +257,11 @@ export class ReadThrough {
         return { entry: resigned, outcome: 'hit' };
       }
     }
-    if (this.deps.l2 === null) return this.fromUpstream(lookup, generation, fallback);
+    if (this.deps.l2 === null) return this.upstream.fetch(lookup, generation, fallback);
     // L2: shared by every instance; a hit there fills L1.
     // The fetch lock is asked for in the same round trip, taken only if nothing is stored.
     const span = lookup.trace?.child('cache.l2 lookup');
-    const read = await timedL2(this.tiers, lookup, generation, this.lockAsk('if-absent'));
+    const read = await timedL2(this.tiers, lookup, generation, this.upstream.lockAsk('if-absent'));
     const shared = read.entry;
     const served = this.answer(lookup, generation, shared, 'l2');
     const result = served ? served.outcome : shared === undefined ? 'miss' : 'unusable';
@@ -299,35 +277,7 @@ export class ReadThrough {
     }
     // A client's bound refused `fallback`: only a value stored after it may answer.
     const newerThan = lookup.bound === undefined ? -Infinity : (fallback?.storedAt ?? -Infinity);
-    return this.lockedFetch(lookup, generation, newerThan, read.lock, fallback, fallback);
-  }
-
-  /**
-   * The upstream fetch behind the key's fetch lock (cache.distributedLock): taken, or waited for
-   * (bounded) until the instance holding it lets go (l2/fetch-lock.ts). A value that instance
-   * stored (after `newerThan`, servable) fills L1 and answers as coalesced.
-   */
-  private async lockedFetch(
-    lookup: Lookup,
-    generation: Generation,
-    newerThan: number,
-    asked: LockOutcome | undefined,
-    fallback: CacheEntry | undefined,
-    base: CacheEntry | undefined,
-  ): Promise<Served> {
-    const locked = await this.waitForLock(lookup, generation, newerThan, asked);
-    if (locked.entry !== undefined) return { entry: locked.entry, outcome: 'collapsed' };
-    try {
-      return await this.fromUpstream(lookup, generation, fallback, base);
-    } finally {
-      if (locked.release !== undefined) void locked.release();
-    }
-  }
-
-  /** The fetch lock to ask for with an L2 read, when cache.distributedLock is on. */
-  private lockAsk(when: LockAsk['when']): LockAsk | undefined {
-    const lock = this.deps.settings().config.cache.distributedLock;
-    return lock.enabled ? { ttlMs: lock.ttl, when } : undefined;
+    return this.upstream.locked(lookup, generation, newerThan, read.lock, fallback, fallback);
   }
 
   /** Whether `entry` meets the lookup's Cache-Control bound (state.ts, meetsBound). */
@@ -351,151 +301,5 @@ export class ReadThrough {
 
   private stateOf(lookup: Target, entry: CacheEntry): EntryState {
     return entryState(entry, this.deps.clock.now(), this.deps.settings(), lookup.workspace);
-  }
-
-  private waitForLock(
-    lookup: Lookup,
-    generation: Generation,
-    newerThan: number,
-    asked: LockOutcome | undefined,
-  ): Promise<LockWaitOutcome> {
-    const { l2, settings } = this.deps;
-    if (l2 === null) return Promise.resolve({});
-    return waitForLock({
-      l2,
-      lock: settings().config.cache.distributedLock,
-      target: { workspace: lookup.workspace, generation, key: lookup.key },
-      newerThan,
-      ...(asked === undefined ? {} : { asked }),
-      stored: async () => {
-        const shared = (await this.tiers.readL2(lookup.workspace, generation, lookup.key)).entry;
-        if (shared === undefined || shared.storedAt <= newerThan) return undefined;
-        if (!isHit(this.stateOf(lookup, shared))) return undefined;
-        lookup.status.coalesced = true;
-        this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
-        return shared;
-      },
-      ended: (result) => this.deps.lockWaited?.(lookup.resource, result),
-    });
-  }
-
-  /**
-   * Upstream: fetch with the caller's key, learn the key's verdict, store, or fall back to stale.
-   * `base` is the entry this fetch would replace (the fallback, or the entry a background refresh
-   * renews): its validators make the fetch conditional, and a 304 renews it.
-   */
-  private async fromUpstream(
-    lookup: Lookup,
-    generation: Generation,
-    fallback: CacheEntry | undefined,
-    base: CacheEntry | undefined = fallback,
-  ): Promise<Served> {
-    const { factory, clock } = this.deps;
-    const started = clock.now();
-    let answer;
-    try {
-      answer = await callUpstream(lookup, factory.validatorsFor(base, started));
-      // A 304 keeps the stored URLs. When they ran short while it was in flight and nothing can
-      // re-sign them (validatorsFor says so), it renews nothing: only the whole answer has URLs
-      // that may be served, so fetch that instead of storing nulled URLs as fresh.
-      if (answer.status === 304 && factory.validatorsFor(base, clock.now()) === undefined)
-        answer = await callUpstream(lookup, undefined);
-    } catch (error) {
-      return this.staleOnError(lookup, generation, fallback, error);
-    }
-    return keepAnswer(this.deps, { lookup, generation, base, answer, started });
-  }
-
-  /**
-   * stale-if-error: the last good copy for a verified key while the upstream fails. Its lookup
-   * was noted as a miss; the request's outcome says `stale-error`.
-   */
-  private async staleOnError(
-    lookup: Lookup,
-    generation: Generation,
-    fallback: CacheEntry | undefined,
-    error: unknown,
-  ): Promise<Served> {
-    if (!(error instanceof GatewayError)) throw error;
-    // Only a verified lookup has a fallback: prove() passes none.
-    const usable = fallback !== undefined && this.stateOf(lookup, fallback) !== 'unusable';
-    if (!usable || !(error instanceof UpstreamError)) throw error;
-    // Its URLs may have run short meanwhile: re-sign, or serve them as null, never expired.
-    const entry = await this.urls.servable(lookup, generation, fallback, this.deps.clock.now());
-    return { entry, outcome: 'stale-error' };
-  }
-
-  /**
-   * A background refresh of `entry` (stale-while-revalidate, or refresh-ahead while it is still
-   * fresh), conditional when it has validators; one per entry at a time. Its failure only matters
-   * to the log: the entry stays as it was, and stale-if-error keeps its rules.
-   */
-  private refreshLater(
-    lookup: Lookup,
-    generation: Generation,
-    entry: CacheEntry,
-    reason: 'ahead' | 'stale',
-  ): void {
-    // Keyed by the entry: a recording read by UUID and by link code is one entry, refreshed once.
-    const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
-    if (this.flights.has(flightKey)) return;
-    lookup.status.refresh = reason;
-    const job = detached(lookup, 'cache refresh');
-    this.flights
-      .fly(flightKey, job, () => this.refreshOnce(job, generation, entry))
-      .catch((error: unknown) => {
-        this.deps.logger.warn(
-          { workspace: job.workspace, resource: job.resource, reason, err: error },
-          'background refresh failed',
-        );
-      })
-      .finally(() => job.trace?.span.end());
-  }
-
-  /**
-   * A sampled hit's audit (audit/auditor.ts), in the background, skipped while the entry is being
-   * refreshed (that fetch answers the question, unrecorded). A changed answer is kept as this
-   * entry's refresh would keep it.
-   */
-  private auditLater(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
-    const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
-    const { auditor } = this.deps.audit!;
-    if (auditor.joined(flightKey, entry) || this.flights.has(flightKey)) return;
-    const job = detached(lookup, 'cache audit');
-    auditor.auditLater(flightKey, job, entry, (answer, started) => {
-      keepAnswer(this.deps, { lookup: job, generation, base: entry, answer, started });
-    });
-  }
-
-  /**
-   * One refresh for the whole fleet: a value another instance stored since `stale` is taken
-   * as it is, and the refresh takes the key's fetch lock like a miss, so an instance whose
-   * neighbour is already refreshing waits for that value instead of asking the upstream again.
-   */
-  private async refreshOnce(
-    lookup: Lookup,
-    generation: Generation,
-    stale: CacheEntry,
-  ): Promise<Served> {
-    // The value there is usually the one being renewed: the lock is taken with the read whatever
-    // it finds, and let go at once when the read finds a newer value after all.
-    const read = await this.tiers.readL2(
-      lookup.workspace,
-      generation,
-      lookup.key,
-      this.lockAsk('always'),
-    );
-    const shared = read.entry;
-    if (
-      shared !== undefined &&
-      shared.storedAt > stale.storedAt &&
-      isHit(this.stateOf(lookup, shared))
-    ) {
-      if (read.lock?.state === 'acquired') void read.lock.release();
-      this.tiers.storeL1(lookup.workspace, generation, lookup.key, shared);
-      return { entry: shared, outcome: 'hit' };
-    }
-    // `stale` (or, ahead of expiry, still fresh) gives its validators: a 304 renews it.
-    return this.lockedFetch(lookup, generation, stale.storedAt, read.lock, undefined, stale);
   }
 }

@@ -41,6 +41,10 @@ async function measure<T>(name: string, args: readonly string[]): Promise<T> {
   return JSON.parse(out) as T;
 }
 
+// Five fresh processes, each filling an L1 three times over: on a loaded 2-core host the file
+// runs past tap's default two minutes.
+t.setTimeout(600_000);
+
 const fill = (policy: 'lru' | 's3-fifo', links: 'with' | 'without') =>
   measure<Filled>('fill-l1.ts', [policy, links, String(MAX_BYTES), String(RECORDINGS)]);
 
