@@ -25,15 +25,11 @@ export class PurgeConfirmations {
    * Never rejects: the purge is made whatever the confirmation finds.
    */
   async confirm(workspace: WorkspaceId, waitMs: number | null): Promise<Confirmation> {
-    // Read before anything else, so the entry waited for is the purge's or a later one.
-    const target =
-      waitMs === null || this.receipts === null
-        ? undefined
-        : await this.receipts.logTip().catch(() => null);
-    // The replica's acknowledgement and the instances' are awaited together.
+    // The replica's acknowledgement and the instances' are awaited together; neither waits on
+    // the other's round trips.
     const [durability, applied] = await Promise.all([
       this.replicas?.confirm(workspace),
-      waitMs === null ? undefined : this.#applied(target, waitMs),
+      waitMs === null ? undefined : this.#applied(waitMs),
     ]);
     const durable =
       durability === undefined
@@ -48,10 +44,12 @@ export class PurgeConfirmations {
     return { status: applied.lagging.length === 0 ? 200 : 202, fields: { ...durable, applied } };
   }
 
-  async #applied(target: string | null | undefined, waitMs: number): Promise<Applied | undefined> {
+  async #applied(waitMs: number): Promise<Applied | undefined> {
     // Without Redis the purge is this instance's alone, applied before the answer.
     if (this.receipts === null) return { instances: 1, of: 1, lagging: [], expired: [] };
-    if (typeof target !== 'string') return undefined;
+    // Read once the purge is made, so the entry waited for is the purge's or a later one.
+    const target = await this.receipts.logTip().catch(() => null);
+    if (target === null) return undefined;
     return this.receipts.applied(target, waitMs);
   }
 }
