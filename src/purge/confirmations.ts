@@ -7,6 +7,12 @@ import type { WorkspaceId } from '../brands.js';
 import type { ReplicaAcknowledgement } from './durable-write.js';
 import type { Applied, PurgeReceipts } from './receipts.js';
 
+/** How long to wait before reading the log's tip again after a failed read (ms). */
+const TIP_RETRY_MS = 50;
+
+const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms).unref());
+
 /** The answer's status and the fields it adds to the purge's body. */
 export interface Confirmation {
   readonly status: 200 | 202;
@@ -47,9 +53,15 @@ export class PurgeConfirmations {
   async #applied(waitMs: number): Promise<Applied | undefined> {
     // Without Redis the purge is this instance's alone, applied before the answer.
     if (this.receipts === null) return { instances: 1, of: 1, lagging: [], expired: [] };
-    // Read once the purge is made, so the entry waited for is the purge's or a later one.
-    const target = await this.receipts.logTip().catch(() => null);
-    if (target === null) return undefined;
-    return this.receipts.applied(target, waitMs);
+    const deadline = performance.now() + waitMs;
+    // Read once the purge is made, so the entry waited for is the purge's or a later one; a read
+    // that failed (a command late on a loaded host) is tried again within the wait.
+    for (;;) {
+      const target = await this.receipts.logTip().catch(() => null);
+      const remaining = deadline - performance.now();
+      if (target !== null) return this.receipts.applied(target, Math.max(0, remaining));
+      if (remaining <= 0) return undefined;
+      await sleep(Math.min(TIP_RETRY_MS, remaining));
+    }
   }
 }
