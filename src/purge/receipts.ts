@@ -64,16 +64,6 @@ interface Status {
   readonly expired: readonly string[];
 }
 
-/** Resolves when `promise` does or at `deadline` (performance.now() ms), whichever is first. */
-async function within(promise: Promise<void>, deadline: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, deadline - performance.now())).unref();
-  });
-  await Promise.race([promise, late]);
-  clearTimeout(timer);
-}
-
 function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.map(String) : [];
 }
@@ -96,8 +86,7 @@ export class PurgeReceipts {
   readonly #redis: SharedRedis;
   readonly #status: ScriptRunner;
   readonly #listeners = new Set<(ack: Acknowledgement | undefined) => void>();
-  /** Resolves once acknowledgements are subscribed (set on the first wait). */
-  #subscribed: Promise<void> | undefined;
+  #subscribed = false;
 
   constructor(redis: SharedRedis) {
     this.#redis = redis;
@@ -141,7 +130,7 @@ export class PurgeReceipts {
     // Listening before reading, so an announcement landing in between is not missed.
     this.#listeners.add(listener);
     try {
-      await within(this.#subscribe(), deadline);
+      this.#subscribe();
       let status: Status | undefined;
       let reread = true;
       for (;;) {
@@ -152,7 +141,10 @@ export class PurgeReceipts {
         const last = status === undefined ? undefined : judge(status, heard, target);
         const remaining = deadline - performance.now();
         if ((last !== undefined && last.lagging.length === 0) || remaining <= 0) return last;
-        if (hinted) continue;
+        if (hinted) {
+          reread = true;
+          continue;
+        }
         const timedOut = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => resolve(true), Math.min(RECHECK_MS, remaining)).unref();
           signal = () => {
@@ -186,24 +178,22 @@ export class PurgeReceipts {
   }
 
   /**
-   * Subscribes to acknowledgements on the first wait (kept for later ones); resolves once the
-   * subscription is live, so the first receipt hears every announcement too.
+   * Subscribes to acknowledgements on the first wait (kept for later ones). Once the
+   * subscription is live, waiters read Redis again: what was announced before it is recorded there.
    */
-  #subscribe(): Promise<void> {
-    if (this.#subscribed !== undefined) return this.#subscribed;
-    let live: () => void = () => {};
-    this.#subscribed = new Promise<void>((resolve) => (live = resolve));
+  #subscribe(): void {
+    if (this.#subscribed) return;
+    this.#subscribed = true;
+    const hint = (ack: Acknowledgement | undefined): void => {
+      for (const listener of this.#listeners) listener(ack);
+    };
     const stop = subscribeChannel({
       subscriber: this.#redis.subscriber,
       channel: appliedChannel(this.#redis.prefix),
       guard: this.#redis.instanceGuard,
-      wake: (message) => {
-        const ack = acknowledgementOf(message);
-        for (const listener of this.#listeners) listener(ack);
-      },
-      subscribed: () => live(),
+      wake: (message) => hint(acknowledgementOf(message)),
+      subscribed: () => hint(undefined),
     });
     this.#redis.onClose(stop);
-    return this.#subscribed;
   }
 }
