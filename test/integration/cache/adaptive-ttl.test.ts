@@ -55,6 +55,13 @@ void t.test(
     const a = await startGateway(t, { sim, clock, redisUrl: redis.url, config });
     const b = await startGateway(t, { sim, clock, redisUrl: redis.url, config });
     const [still, busy, , other] = sim.data['acme']!.map((recording) => recording.id);
+    // Connected before the first read: a generation learned without Redis is one under which
+    // Redis is neither read nor written.
+    await waitFor(
+      () => a.app.redis?.up === true && b.app.redis?.up === true,
+      10_000,
+      'both apps connected to Redis',
+    );
     // Each app has the workspace's generation and the key's verdict before the test begins.
     await read(a, other!);
     await read(b, other!);
