@@ -49,6 +49,22 @@ export class Background {
   }
 
   /**
+   * The refresh of a stale entry found in L2, from inside the miss flight of the same key: it
+   * starts once that flight has settled (setImmediate runs after the flight's own cleanup), since
+   * begun now it would find the flight in its place and stand aside, leaving the refresh to
+   * whichever request came next.
+   */
+  refreshAfterFlight(
+    lookup: Lookup,
+    generation: Generation,
+    entry: CacheEntry,
+    reason: 'ahead' | 'stale',
+  ): void {
+    lookup.status.refresh = reason;
+    setImmediate(() => this.refreshLater(lookup, generation, entry, reason));
+  }
+
+  /**
    * A sampled hit's audit (audit/auditor.ts), skipped while the entry is being refreshed (that
    * fetch answers the question, unrecorded). A changed answer is kept as the entry's refresh
    * would keep it.
