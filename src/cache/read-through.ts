@@ -48,6 +48,15 @@ export interface ReadThroughDeps {
   readonly logger: Logger;
   /** Uniform in [0, 1): refresh-ahead's draw (tests pass a seeded one); Math.random by default. */
   readonly random?: () => number;
+  /**
+   * Each upstream answer to a revalidation of `base` (a refresh, a conditional miss, a changed
+   * audit), before it is kept: TTL advice learns how often the data changes (ttl-advice/).
+   */
+  readonly revalidated?: (
+    lookup: Lookup,
+    base: CacheEntry,
+    answer: RevalidatedAnswer<ListPage | Recording>,
+  ) => void;
   /** cache.audit: which hits to revalidate, and the revalidation (audit/). */
   readonly audit?: { readonly sampler: AuditSampler; readonly auditor: Auditor };
 }
@@ -482,6 +491,7 @@ export class ReadThrough {
     answer: RevalidatedAnswer<ListPage | Recording>,
     started: number,
   ): Served {
+    if (base !== undefined) this.deps.revalidated?.(lookup, base, answer);
     return keepAnswer(this.deps, { lookup, generation, base, answer, started });
   }
 
