@@ -53,7 +53,7 @@ export async function ttlAdviceCommand(
     resources: ResourceAdvice[];
   };
   output.out(
-    `${advice.workspace}: ${Math.round(advice.observed_seconds)} s of requests, ${advice.sampled_keys} keys simulated (sampling rate ${advice.sampling_rate.toPrecision(3)})`,
+    `${advice.workspace}: ${Math.round(advice.observed_seconds)} s of requests, ${advice.sampled_keys} key${advice.sampled_keys === 1 ? '' : 's'} simulated (sampling rate ${advice.sampling_rate.toPrecision(3)})`,
   );
   for (const resource of advice.resources) for (const line of describe(resource)) output.out(line);
   return EXIT.ok;
