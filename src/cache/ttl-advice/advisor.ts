@@ -84,8 +84,12 @@ export class TtlAdvisor {
     const model = this.#models.get(workspace) ?? this.#admit(workspace, now);
     if (model === undefined) return;
     model.lastRequest = now;
-    const ttl = this.deps.settings().timings.for(workspace)[resource];
-    model.requests.requested(key, resource, now, ttl);
+    model.requests.requested(
+      key,
+      resource,
+      now,
+      () => this.deps.settings().timings.for(workspace)[resource],
+    );
   }
 
   /**

@@ -109,14 +109,25 @@ export class RequestModel {
     },
   ) {}
 
-  /** One request for `name` (a resource key of the workspace) at `now`, under the current TTL `currentTtlMs`. */
-  requested(name: string, resource: AdvisedResource, now: number, currentTtlMs: number): void {
+  /**
+   * One request for `name` (a resource key of the workspace) at `now`; `currentTtlMs` (the TTL in
+   * force, simulated too) is asked only of a sampled key, so most requests cost one hash.
+   */
+  requested(
+    name: string,
+    resource: AdvisedResource,
+    now: number,
+    currentTtlMs: number | (() => number),
+  ): void {
     const hash = hashOf(name);
     if (hash >= this.#threshold) return;
     this.#decay(now);
     const r = resource === 'list' ? 0 : 1;
     const counts = this.#counts[r]!;
-    counts.slotOf(currentTtlMs, this.#keys.values());
+    counts.slotOf(
+      typeof currentTtlMs === 'number' ? currentTtlMs : currentTtlMs(),
+      this.#keys.values(),
+    );
     let key = this.#keys.get(name);
     if (key === undefined) {
       key = { resource: r, hash, fetched: new Float64Array(SLOTS).fill(NaN) };
