@@ -84,12 +84,10 @@ export class TtlAdvisor {
     const model = this.#models.get(workspace) ?? this.#admit(workspace, now);
     if (model === undefined) return;
     model.lastRequest = now;
-    model.requests.requested(
-      key,
-      resource,
-      now,
-      () => this.deps.settings().timings.for(workspace)[resource],
-    );
+    model.requests.requested(key, resource, now, () => {
+      const timings = this.deps.settings().timings.for(workspace);
+      return { ttlMs: timings[resource], staleMs: timings.staleWhileRevalidate };
+    });
   }
 
   /**

@@ -2,8 +2,9 @@
  * What a TTL would give one workspace, by miniature simulation (as l1/miniature-curve.ts does for
  * L1 sizes): keys are sampled by a hash of their name, and for each sampled key a plain TTL cache
  * is simulated at every candidate TTL at once — one "fetched at" time per candidate. A request
- * within a candidate's TTL of the key's last fetch is a hit there, served at that age; any other
- * is a miss, one upstream request. The simulation replays the workload as it came (bursts,
+ * within a candidate's TTL of the key's last fetch is a hit there, served at that age; one within
+ * stale-while-revalidate after it is served stale (a hit too) and starts a refresh, one upstream
+ * request; any other is a miss, one upstream request. The simulation replays the workload as it came (bursts,
  * popularity, keys asked once) instead of assuming a request law, which is why it holds a time
  * per key and candidate rather than a rate per key.
  *
@@ -18,8 +19,8 @@
  *
  * What is not simulated: L1 eviction (an L1 too small for the workload misses more), the L2 of a
  * fleet (another instance's fetch is a hit here), a list page refreshing the recordings it holds,
- * refresh-ahead and stale-while-revalidate (they turn misses of read entries into hits at about
- * the same upstream rate). docs/operations.md says how to read the advice with them.
+ * refresh-ahead (it starts a read entry's refresh a little before its end, a fetch time or so).
+ * docs/operations.md says how to read the advice with them.
  */
 import { hashOf, HASH_SPACE } from '../l1/hit-ratio-curve.js';
 
@@ -30,8 +31,10 @@ export const CANDIDATE_TTLS_MS: readonly number[] = [
 /** Slots for current TTLs outside the candidates (a reload may bring a new one). */
 const EXTRA_SLOTS = 3;
 const SLOTS = CANDIDATE_TTLS_MS.length + EXTRA_SLOTS;
-/** Bins of a hit's age, each a sixteenth of the candidate TTL. */
+/** Bins of a fresh hit's age, each a sixteenth of the candidate TTL. */
 const AGE_BINS = 16;
+/** Bins of a stale serve's age past the TTL, each an eighth of the stale-while-revalidate window. */
+const STALE_BINS = 8;
 /** Each lowering of the sampling rate keeps this share of the sampled keys. */
 const LOWERING = 0.875;
 
@@ -39,10 +42,16 @@ const LOWERING = 0.875;
 export const RESOURCES = ['list', 'recording'] as const;
 export type AdvisedResource = (typeof RESOURCES)[number];
 
+/** What the workspace's config says now: the resource's TTL and stale-while-revalidate window. */
+export interface CurrentTimings {
+  readonly ttlMs: number;
+  readonly staleMs: number;
+}
+
 /** The prediction for one TTL. */
 export interface TtlPrediction {
   readonly ttlMs: number;
-  /** Share of requests answered from the cache. */
+  /** Share of requests answered from the cache, stale serves within stale-while-revalidate included. */
   readonly hitRatio: number;
   /** Upstream requests per second, for the whole workspace (scaled up from the sample). */
   readonly upstreamPerSecond: number;
@@ -55,9 +64,14 @@ class SlotCounts {
   readonly ttls: number[] = [...CANDIDATE_TTLS_MS];
   readonly requests = new Float64Array(SLOTS);
   readonly misses = new Float64Array(SLOTS);
+  /** Upstream requests: misses, and the refresh each stale serve starts. */
+  readonly fetches = new Float64Array(SLOTS);
   /** Seconds each slot has counted (decayed alike): the denominator of its upstream rate. */
   readonly seconds = new Float64Array(SLOTS);
   readonly ages = new Float64Array(SLOTS * AGE_BINS);
+  readonly staleAges = new Float64Array(SLOTS * STALE_BINS);
+  /** cache.staleWhileRevalidate in force (the stale bins are shares of it). */
+  staleMs = 0;
   /** Where the next extra TTL goes (the oldest extra one is replaced). */
   nextExtra = 0;
 
@@ -69,8 +83,10 @@ class SlotCounts {
     this.ttls[slot] = ttlMs;
     this.requests[slot] = 0;
     this.misses[slot] = 0;
+    this.fetches[slot] = 0;
     this.seconds[slot] = 0;
     this.ages.fill(0, slot * AGE_BINS, (slot + 1) * AGE_BINS);
+    this.staleAges.fill(0, slot * STALE_BINS, (slot + 1) * STALE_BINS);
     for (const key of keys) key.fetched[slot] = NaN;
     return slot;
   }
@@ -80,9 +96,11 @@ class SlotCounts {
     for (let s = 0; s < this.ttls.length; s++) {
       this.requests[s]! *= keep;
       this.misses[s]! *= keep;
+      this.fetches[s]! *= keep;
       this.seconds[s] = this.seconds[s]! * keep + decayedSeconds;
     }
     for (let i = 0; i < this.ages.length; i++) this.ages[i]! *= keep;
+    for (let i = 0; i < this.staleAges.length; i++) this.staleAges[i]! *= keep;
   }
 }
 
@@ -110,24 +128,24 @@ export class RequestModel {
   ) {}
 
   /**
-   * One request for `name` (a resource key of the workspace) at `now`; `currentTtlMs` (the TTL in
-   * force, simulated too) is asked only of a sampled key, so most requests cost one hash.
+   * One request for `name` (a resource key of the workspace) at `now`; `current` (the TTL in
+   * force, simulated too, and the stale-while-revalidate window) is asked only of a sampled key,
+   * so most requests cost one hash.
    */
   requested(
     name: string,
     resource: AdvisedResource,
     now: number,
-    currentTtlMs: number | (() => number),
+    current: CurrentTimings | (() => CurrentTimings),
   ): void {
     const hash = hashOf(name);
     if (hash >= this.#threshold) return;
     this.#decay(now);
     const r = resource === 'list' ? 0 : 1;
     const counts = this.#counts[r]!;
-    counts.slotOf(
-      typeof currentTtlMs === 'number' ? currentTtlMs : currentTtlMs(),
-      this.#keys.values(),
-    );
+    const timings = typeof current === 'function' ? current() : current;
+    counts.slotOf(timings.ttlMs, this.#keys.values());
+    counts.staleMs = timings.staleMs;
     let key = this.#keys.get(name);
     if (key === undefined) {
       key = { resource: r, hash, fetched: new Float64Array(SLOTS).fill(NaN) };
@@ -143,11 +161,18 @@ export class RequestModel {
       const age = Math.max(0, now - fetched);
       if (age < ttl) {
         counts.ages[s * AGE_BINS + Math.floor((AGE_BINS * age) / ttl)]! += weight;
-      } else {
-        // NaN (never fetched) lands here too: a cold miss.
-        counts.misses[s]! += weight;
-        key.fetched[s] = now;
+        continue;
       }
+      // Past the TTL: within stale-while-revalidate, served stale (Cache-Status says hit) while
+      // one refresh renews it; beyond, a miss. NaN (never fetched) is a cold miss. Either way the
+      // simulated cache holds data from now on (a refresh takes far less than any TTL).
+      if (age < ttl + counts.staleMs)
+        counts.staleAges[
+          s * STALE_BINS + Math.floor((STALE_BINS * (age - ttl)) / counts.staleMs)
+        ]! += weight;
+      else counts.misses[s]! += weight;
+      counts.fetches[s]! += weight;
+      key.fetched[s] = now;
     }
   }
 
@@ -166,17 +191,21 @@ export class RequestModel {
       if (requests <= 0) continue;
       const ttl = counts.ttls[s]!;
       let stale = 0;
+      // An answer served at age a: its data changed since with probability 1 − e^(−μa).
       for (let b = 0; b < AGE_BINS; b++) {
-        // A hit served at age a: its data changed since with probability 1 − e^(−μa).
         const age = ((b + 0.5) / AGE_BINS) * (ttl / 1000);
         stale += counts.ages[s * AGE_BINS + b]! * -Math.expm1(-changesPerSecond * age);
+      }
+      for (let b = 0; b < STALE_BINS; b++) {
+        const age = (ttl + ((b + 0.5) / STALE_BINS) * counts.staleMs) / 1000;
+        stale += counts.staleAges[s * STALE_BINS + b]! * -Math.expm1(-changesPerSecond * age);
       }
       // The time since the last decay is counted too (its requests are).
       const seconds = counts.seconds[s]! + pending;
       out.push({
         ttlMs: ttl,
         hitRatio: 1 - counts.misses[s]! / requests,
-        upstreamPerSecond: seconds > 0 ? counts.misses[s]! / seconds : 0,
+        upstreamPerSecond: seconds > 0 ? counts.fetches[s]! / seconds : 0,
         staleShare: stale / requests,
       });
     }

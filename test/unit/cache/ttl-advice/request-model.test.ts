@@ -33,29 +33,39 @@ function zipfTrace(
   ]);
 }
 
-/** A plain TTL cache over the trace: hits and misses. */
+/**
+ * A TTL cache over the trace: hits (stale serves within `staleMs` after the TTL included, each
+ * refreshing the key) and upstream requests.
+ */
 function replay(
   trace: readonly [string, number][],
   ttlMs: number,
-): { hits: number; misses: number } {
+  staleMs = 0,
+): { hits: number; misses: number; fetches: number } {
   const fetched = new Map<string, number>();
   let hits = 0;
+  let fetches = 0;
   for (const [key, at] of trace) {
     const last = fetched.get(key);
     if (last !== undefined && at - last < ttlMs) hits++;
-    else fetched.set(key, at);
+    else {
+      if (last !== undefined && at - last < ttlMs + staleMs) hits++;
+      fetches++;
+      fetched.set(key, at);
+    }
   }
-  return { hits, misses: trace.length - hits };
+  return { hits, misses: trace.length - hits, fetches };
 }
 
 function modelOf(
   trace: readonly [string, number][],
   maxKeys: number,
   lowered = () => {},
+  staleMs = 0,
 ): RequestModel {
   // No decay to speak of (it weighs a late miss more than an early one): compared with counts.
   const model = new RequestModel({ maxKeys, halfLifeMs: NO_DECAY, lowered });
-  for (const [key, at] of trace) model.requested(key, 'recording', at, 300_000);
+  for (const [key, at] of trace) model.requested(key, 'recording', at, { ttlMs: 300_000, staleMs });
   return model;
 }
 
@@ -80,6 +90,24 @@ void t.test('every key sampled: exactly a TTL cache replaying the trace', (t) =>
     );
   }
   t.equal(model.predict('list', 0, end), null, 'no list request: no prediction');
+  t.end();
+});
+
+void t.test('stale-while-revalidate: stale serves are hits, each starting one refresh', (t) => {
+  const trace = zipfTrace(2000, 40_000, 50, 'stale');
+  const model = modelOf(trace, 4096, () => {}, 30_000);
+  const end = trace[trace.length - 1]![1];
+  const seconds = (end - T0) / 1000;
+  const predictions = model.predict('recording', 0, end);
+  for (const ttl of CANDIDATE_TTLS_MS) {
+    const { hits, fetches } = replay(trace, ttl, 30_000);
+    const p = at(predictions, ttl);
+    t.ok(Math.abs(p.hitRatio - hits / trace.length) < 1e-6, `hit ratio at ${ttl / 1000}s`);
+    t.ok(
+      Math.abs(p.upstreamPerSecond - fetches / seconds) < 1e-6 * (fetches / seconds),
+      `upstream at ${ttl / 1000}s`,
+    );
+  }
   t.end();
 });
 
@@ -120,7 +148,7 @@ void t.test('stale share: Poisson reads of one key, against the closed form', (t
   let now = T0;
   for (let i = 0; i < 200_000; i++) {
     now += (-Math.log(1 - prng.next()) / lambda) * 1000;
-    model.requested('acme/recording/one', 'recording', now, 60_000);
+    model.requested('acme/recording/one', 'recording', now, { ttlMs: 60_000, staleMs: 0 });
   }
   const p = at(model.predict('recording', mu, now), 60_000);
   const lt = lambda * 60;
@@ -146,7 +174,7 @@ void t.test('a longer TTL never hits less nor fetches more, on any trace', (t) =
       const model = new RequestModel({ maxKeys: 64, halfLifeMs: NO_DECAY, lowered: () => {} });
       let now = T0;
       for (const { key, gapMs } of requests)
-        model.requested(`k${key}`, 'list', (now += gapMs), 30_000);
+        model.requested(`k${key}`, 'list', (now += gapMs), { ttlMs: 30_000, staleMs: 0 });
       const predictions = model.predict('list', 0.001, now)!;
       for (let i = 1; i < predictions.length; i++) {
         const [shorter, longer] = [predictions[i - 1]!, predictions[i]!];
@@ -169,8 +197,8 @@ void t.test('a longer TTL never hits less nor fetches more, on any trace', (t) =
 
 void t.test('a current TTL outside the candidates is simulated too', (t) => {
   const model = new RequestModel({ maxKeys: 64, halfLifeMs: HOUR, lowered: () => {} });
-  model.requested('k', 'recording', T0, 45_000);
-  model.requested('k', 'recording', T0 + 40_000, 45_000);
+  model.requested('k', 'recording', T0, { ttlMs: 45_000, staleMs: 0 });
+  model.requested('k', 'recording', T0 + 40_000, { ttlMs: 45_000, staleMs: 0 });
   const p = at(model.predict('recording', 0, T0 + 40_000), 45_000);
   t.ok(Math.abs(p.hitRatio - 0.5) < 0.01, 'the second request a hit');
   t.equal(at(model.predict('recording', 0, T0 + 40_000), 30_000).hitRatio, 0, 'a miss at 30 s');
