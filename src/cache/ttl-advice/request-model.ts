@@ -1,17 +1,18 @@
 /**
  * What a TTL would give one workspace, by miniature simulation (as l1/miniature-curve.ts does for
- * L1 sizes): keys are sampled by a hash of their name, and for each sampled key a plain TTL cache
- * is simulated at every candidate TTL at once — one "fetched at" time per candidate. A request
+ * L1 sizes): keys are sampled by a hash of their name, and for each sampled key a TTL cache is
+ * simulated at every candidate TTL at once — one "fetched at" time per candidate. A request
  * within a candidate's TTL of the key's last fetch is a hit there, served at that age; one within
  * stale-while-revalidate after it is served stale (a hit too) and starts a refresh, one upstream
- * request; any other is a miss, one upstream request. The simulation replays the workload as it came (bursts,
- * popularity, keys asked once) instead of assuming a request law, which is why it holds a time
- * per key and candidate rather than a rate per key.
+ * request; any other is a miss, one upstream request. The simulation replays the workload as it
+ * came (bursts, popularity, keys asked once) instead of assuming a request law, which is why it
+ * holds a time per key and candidate rather than a rate per key.
  *
  * Counts are weighted by the inverse of the sampling rate in force, so upstream requests scale up
  * to the whole workspace; hit ratios and stale shares are ratios and need no scaling. The ages
- * of hits are kept per candidate in bins of a sixteenth of its TTL: the share of answers served
- * after their data changed is worked out when asked, from the change rate known then.
+ * of hits are kept per candidate in bins (a sixteenth of its TTL; an eighth of the
+ * stale-while-revalidate window past it): the share of answers served after their data changed
+ * is worked out when asked, from the change rate known then.
  *
  * Bounded: at most `maxKeys` sampled keys; past it the sampling rate is lowered (keeping
  * LOWERING of the keys, SHARDS fixed-size) and `lowered` is told, so the bound is never silent.
@@ -40,6 +41,7 @@ const LOWERING = 0.875;
 
 /** The resources simulated; a key is one or the other. */
 export const RESOURCES = ['list', 'recording'] as const;
+/** One of RESOURCES. */
 export type AdvisedResource = (typeof RESOURCES)[number];
 
 /** What the workspace's config says now: the resource's TTL and stale-while-revalidate window. */
