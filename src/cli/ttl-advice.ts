@@ -15,6 +15,7 @@ interface Candidate {
 interface ResourceAdvice {
   resource: string;
   current_ttl_seconds: number;
+  requests_per_second: number;
   change_rate: {
     per_second: number | null;
     mean_seconds_between_changes: number | null;
@@ -80,7 +81,7 @@ function describe(resource: ResourceAdvice): string[] {
   ]);
   return [
     '',
-    `${resource.resource}: TTL ${duration(resource.current_ttl_seconds)}; data changes ${rate} (${Math.round(observations.changed)} changed, ${Math.round(observations.unchanged)} unchanged revalidations)`,
+    `${resource.resource}: TTL ${duration(resource.current_ttl_seconds)}, ${resource.requests_per_second.toPrecision(3)} requests/s; data changes ${rate} (${Math.round(observations.changed)} changed, ${Math.round(observations.unchanged)} unchanged revalidations)`,
     ...table([['  TTL', 'hit ratio', 'upstream/s', 'stale share', 'in budget'], ...rows]),
     `  recommended: ${recommended}`,
   ];

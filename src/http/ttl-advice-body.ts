@@ -21,6 +21,7 @@ export function ttlAdviceBody(advice: WorkspaceAdvice, budget: TtlBudget): unkno
       return {
         resource: resource.resource,
         current_ttl_seconds: resource.currentTtlMs / 1000,
+        requests_per_second: resource.requestsPerSecond,
         change_rate: {
           per_second: perSecond,
           mean_seconds_between_changes:

@@ -526,6 +526,8 @@ export interface components {
             /** @enum {string} */
             resource: "list" | "recording";
             current_ttl_seconds: number;
+            /** @description Requests answered per second for this resource (scaled up from the sample). */
+            requests_per_second: number;
             change_rate: {
                 /** @description Changes per second of one resource's data (maximum likelihood); 0 while no change was seen, null before any revalidation. */
                 per_second: number | null;

@@ -139,6 +139,7 @@ export class TtlAdvisor {
         adviseResource({
           resource,
           currentTtlMs: timings[resource],
+          requestsPerSecond: model.requests.requestsPerSecond(resource, now),
           changeRate: model.changes[resource].rate(now),
           predict: (changesPerSecond) =>
             model.requests.predict(resource, changesPerSecond, now) ?? [],

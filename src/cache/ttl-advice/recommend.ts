@@ -29,6 +29,8 @@ export interface CandidateAdvice extends Omit<TtlPrediction, 'staleShare'> {
 export interface ResourceAdvice {
   readonly resource: Resource;
   readonly currentTtlMs: number;
+  /** Requests per second for this resource (scaled up from the sample). */
+  readonly requestsPerSecond: number;
   readonly changeRate: ChangeRate;
   readonly candidates: readonly CandidateAdvice[];
   /** The TTL to set, or null (reason says why). */
@@ -40,6 +42,7 @@ export interface ResourceAdvice {
 export interface ResourceFigures {
   readonly resource: Resource;
   readonly currentTtlMs: number;
+  readonly requestsPerSecond: number;
   readonly changeRate: ChangeRate;
   /** The prediction of every simulated TTL at a change rate. */
   readonly predict: (changesPerSecond: number) => readonly TtlPrediction[];
@@ -48,7 +51,7 @@ export interface ResourceFigures {
 
 /** Predictions, budget check and recommendation for one resource. */
 export function adviseResource(figures: ResourceFigures): ResourceAdvice {
-  const { resource, currentTtlMs, changeRate, budget } = figures;
+  const { resource, currentTtlMs, requestsPerSecond, changeRate, budget } = figures;
   const mu = changeRate.perSecond;
   const candidates = figures.predict(mu ?? 0).map((prediction): CandidateAdvice => {
     const staleShare = mu === null ? null : prediction.staleShare;
@@ -59,7 +62,7 @@ export function adviseResource(figures: ResourceFigures): ResourceAdvice {
       withinBudget: within(budget, staleShare, prediction.upstreamPerSecond),
     };
   });
-  const base = { resource, currentTtlMs, changeRate, candidates };
+  const base = { resource, currentTtlMs, requestsPerSecond, changeRate, candidates };
   if (candidates.length === 0)
     return { ...base, recommendedTtlMs: null, reason: 'no request for this resource seen yet' };
   if (budget.maxStaleShare !== null && mu === null)

@@ -214,6 +214,15 @@ export class RequestModel {
     return out.length === 0 ? null : out.sort((a, b) => a.ttlMs - b.ttlMs);
   }
 
+  /** Requests per second of `resource` (scaled up from the sample), 0 before any sampled one. */
+  requestsPerSecond(resource: AdvisedResource, now: number): number {
+    this.#decay(now);
+    const counts = this.#counts[resource === 'list' ? 0 : 1]!;
+    // Slot 0 is a fixed candidate: it has counted since the model began.
+    const seconds = counts.seconds[0]! + Math.max(0, now - (this.#decayedAt ?? now)) / 1000;
+    return seconds > 0 ? counts.requests[0]! / seconds : 0;
+  }
+
   /** The sampling rate in force. */
   get rate(): number {
     return this.#threshold / HASH_SPACE;

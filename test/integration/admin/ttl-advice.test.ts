@@ -83,6 +83,7 @@ void t.test('the advice follows the requests and revalidations seen', async (t) 
   );
   let recording = advice.resources[1]!;
   t.equal(recording.current_ttl_seconds, 10);
+  t.equal(advice.resources[0]!.requests_per_second, 0, 'no list request');
   t.equal(recording.change_rate.per_second, null, 'no revalidation yet');
   t.equal(recording.recommended_ttl_seconds, null);
   t.match(recording.reason, 'change rate');

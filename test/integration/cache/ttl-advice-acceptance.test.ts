@@ -105,6 +105,10 @@ void t.test('the recommended TTL gives the hit ratio and upstream rate predicted
   const recording = advice.resources.find((resource) => resource.resource === 'recording')!;
   const current = recording.candidates.find((c) => c.current)!;
   const recommended = recording.recommended_ttl_seconds!;
+  t.ok(
+    Math.abs(recording.requests_per_second - 1000 / GAP_MS) < 0.1,
+    `${recording.requests_per_second} requests/s`,
+  );
   t.comment(
     `change rate ${recording.change_rate.per_second!.toExponential(3)}/s (true ${(1 / MEAN_SECONDS_BETWEEN_CHANGES).toExponential(3)}/s; ` +
       `${recording.change_rate.observations.changed} changed, ${recording.change_rate.observations.unchanged} unchanged)`,

@@ -33,7 +33,10 @@ void t.test('recgw ttl-advice against a running gateway', async (t) => {
   t.equal(human.code, 0, human.stderr);
   t.comment(human.stdout);
   t.match(human.stdout, /^acme: \d+ s of requests, 1 key simulated/);
-  t.match(human.stdout, /recording: TTL 10s; data changes no change seen \(0 changed, 1 unchanged/);
+  t.match(
+    human.stdout,
+    /recording: TTL 10s, 0\.0333 requests\/s; data changes no change seen \(0 changed, 1 unchanged/,
+  );
   t.match(human.stdout, /TTL +hit ratio +upstream\/s +stale share +in budget/);
   t.match(human.stdout, /\* 10s {2,}0\.0%/, 'the current TTL marked: the second read a miss');
   t.match(human.stdout, / 2m {2,}50\.\d%/, 'a hit at 2 m');

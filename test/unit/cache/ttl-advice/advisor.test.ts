@@ -107,6 +107,7 @@ void t.test('the recommendation under each budget', (t) => {
     adviseResource({
       resource: 'recording',
       currentTtlMs: 30_000,
+      requestsPerSecond: 10,
       changeRate: { perSecond, unchanged: 1, changed: 1 },
       predict: () => predictions,
       budget,
