@@ -2,11 +2,41 @@
  * GET /admin/ttl-advice's JSON answer (openapi/recordings-gateway.yaml, TtlAdvice): durations in
  * seconds and snake_case names, as the other admin answers; shares from 0 to 1.
  */
+import type { WorkspaceId } from '../brands.js';
 import type { WorkspaceAdvice } from '../cache/ttl-advice/advisor.js';
-import type { TtlBudget } from '../cache/ttl-advice/recommend.js';
+import type { ResourceAdvice, TtlBudget } from '../cache/ttl-advice/recommend.js';
+
+/** The answer's body, as ttlAdviceBody writes it. */
+export interface TtlAdviceBody {
+  readonly workspace: string;
+  readonly observed_seconds: number;
+  readonly sampling_rate: number;
+  readonly sampled_keys: number;
+  readonly budget: { max_stale_share: number | null; max_upstream_per_second: number | null };
+  readonly resources: ReadonlyArray<{
+    readonly resource: ResourceAdvice['resource'];
+    readonly current_ttl_seconds: number;
+    readonly requests_per_second: number;
+    readonly change_rate: {
+      per_second: number | null;
+      mean_seconds_between_changes: number | null;
+      observations: { unchanged: number; changed: number };
+    };
+    readonly candidates: ReadonlyArray<{
+      ttl_seconds: number;
+      hit_ratio: number;
+      upstream_per_second: number;
+      stale_share: number | null;
+      current: boolean;
+      within_budget: boolean;
+    }>;
+    readonly recommended_ttl_seconds: number | null;
+    readonly reason: string;
+  }>;
+}
 
 /** The answer's body for a workspace's advice under `budget`. */
-export function ttlAdviceBody(advice: WorkspaceAdvice, budget: TtlBudget): unknown {
+export function ttlAdviceBody(advice: WorkspaceAdvice, budget: TtlBudget): TtlAdviceBody {
   return {
     workspace: advice.workspace,
     observed_seconds: round(advice.observedSeconds),
@@ -44,6 +74,45 @@ export function ttlAdviceBody(advice: WorkspaceAdvice, budget: TtlBudget): unkno
         reason: resource.reason,
       };
     }),
+  };
+}
+
+/** The advice and budget a body was written from (a worker's answer, read by its primary). */
+export function adviceOfBody(body: TtlAdviceBody): { advice: WorkspaceAdvice; budget: TtlBudget } {
+  return {
+    advice: {
+      workspace: body.workspace as WorkspaceId,
+      observedSeconds: body.observed_seconds,
+      samplingRate: body.sampling_rate,
+      sampledKeys: body.sampled_keys,
+      resources: body.resources.map((resource): ResourceAdvice => ({
+        resource: resource.resource,
+        currentTtlMs: Math.round(resource.current_ttl_seconds * 1000),
+        requestsPerSecond: resource.requests_per_second,
+        changeRate: {
+          perSecond: resource.change_rate.per_second,
+          unchanged: resource.change_rate.observations.unchanged,
+          changed: resource.change_rate.observations.changed,
+        },
+        candidates: resource.candidates.map((c) => ({
+          ttlMs: Math.round(c.ttl_seconds * 1000),
+          hitRatio: c.hit_ratio,
+          upstreamPerSecond: c.upstream_per_second,
+          staleShare: c.stale_share,
+          current: c.current,
+          withinBudget: c.within_budget,
+        })),
+        recommendedTtlMs:
+          resource.recommended_ttl_seconds === null
+            ? null
+            : Math.round(resource.recommended_ttl_seconds * 1000),
+        reason: resource.reason,
+      })),
+    },
+    budget: {
+      maxStaleShare: body.budget.max_stale_share,
+      maxUpstreamPerSecond: body.budget.max_upstream_per_second,
+    },
   };
 }
 

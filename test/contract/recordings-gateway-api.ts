@@ -226,7 +226,7 @@ export interface paths {
         /**
          * Per resource of a workspace, its change rate and what each candidate TTL would give.
          * @description From this instance's requests and revalidations of the workspace (with server.workers,
-         *     one worker's): per resource, the observed change rate, and for candidate TTLs (5 s to
+         *     every worker's, merged): per resource, the observed change rate, and for candidate TTLs (5 s to
          *     1 h, and the current one) the predicted hit ratio, upstream requests per second and share
          *     of answers served after their data changed; the recommended TTL under cache.ttlBudget.
          *     404 when no request of the workspace has been seen.
