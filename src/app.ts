@@ -22,6 +22,7 @@ import { inspectCache } from './cache/inspect.js';
 import { ReadThrough } from './cache/read-through.js';
 import { Auditor } from './cache/audit/auditor.js';
 import { AuditSampler } from './cache/audit/sampler.js';
+import { TtlAdvisor } from './cache/ttl-advice/advisor.js';
 import { RedisL2Store } from './cache/l2/redis-store.js';
 import { makeSettings, type Settings } from './cache/settings.js';
 import { StaleOnArrival } from './cache/entry/stale-on-arrival.js';
@@ -209,6 +210,11 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     logger: cacheLogger,
   });
   const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
+  const ttlAdvisor = new TtlAdvisor({
+    settings: current,
+    logger: cacheLogger,
+    bound: (bound) => metrics.ttlAdviceBounds.inc({ bound }),
+  });
   const audit = {
     sampler: new AuditSampler(
       () => settings.config.cache.audit,
@@ -220,6 +226,8 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       now: () => clock.now(),
       logger: cacheLogger,
       counted: (resource, result) => metrics.cacheAudits.inc({ resource, result }),
+      unchanged: (lookup, entry, at) =>
+        ttlAdvisor.auditedUnchanged(lookup.workspace, lookup.resource, entry, at),
     }),
   };
   const readThrough = new ReadThrough({
@@ -229,6 +237,8 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     factory,
     keyLearned: (lookup, valid) => keys.learned(lookup, valid, clock.now()),
     lockWaited: (resource, result) => metrics.cacheLockWaits.inc({ resource, result }),
+    revalidated: (lookup, base, answer) =>
+      ttlAdvisor.revalidated(lookup.workspace, lookup.resource, base, answer, clock.now()),
     settings: current,
     clock,
     logger: cacheLogger,
@@ -259,6 +269,8 @@ export function buildApp(initial: Config, deps: AppDeps): App {
     metrics,
     logger,
     tracing,
+    answered: (lookup, now) =>
+      ttlAdvisor.requested(lookup.workspace, lookup.resource, lookup.key, now),
   });
   const { server: serverConfig } = initial;
   const drainSwitch = draining();
@@ -308,6 +320,8 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       listing: () => settings.config.listing,
       inspect: (workspace, key) =>
         inspectCache(tiers, () => (redis === null ? null : redis.up), workspace, key, clock.now()),
+      ttlAdvice: (workspace) => ttlAdvisor.advice(workspace, clock.now()),
+      ttlBudget: () => settings.config.cache.ttlBudget,
       now: () => clock.now(),
     }),
   );

@@ -2,6 +2,9 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { EntryFactory } from './entry/factory.js';
+import type { CacheEntry } from './entry/entry.js';
+import type { ListPage, Recording } from '../recording.js';
+import type { RevalidatedAnswer } from '../upstream/types.js';
 import type { Lookup, Target } from './lookup.js';
 import type { Settings } from './settings.js';
 import type { L2Store } from './l2/store.js';
@@ -29,6 +32,15 @@ export interface ReadThroughDeps {
   readonly logger: Logger;
   /** Uniform in [0, 1): refresh-ahead's draw (tests pass a seeded one); Math.random by default. */
   readonly random?: () => number;
+  /**
+   * Each upstream answer to a revalidation of `base` (a refresh, a conditional miss, a changed
+   * audit), before it is kept: TTL advice learns how often the data changes (ttl-advice/).
+   */
+  readonly revalidated?: (
+    target: Target,
+    base: CacheEntry,
+    answer: RevalidatedAnswer<ListPage | Recording>,
+  ) => void;
   /** cache.audit: which hits to revalidate, and the revalidation (audit/). */
   readonly audit?: { readonly sampler: AuditSampler; readonly auditor: Auditor };
 }

@@ -36,6 +36,10 @@ export interface KeepDeps {
   readonly settings: () => Settings;
   readonly tiers: Tiers;
   readonly keyLearned: (lookup: Lookup, valid: boolean) => void;
+  /** Told of each answer to a revalidation before it is kept (flow-deps.ts). */
+  readonly revalidated?:
+    | ((lookup: Lookup, base: CacheEntry, answer: RevalidatedAnswer<ListPage | Recording>) => void)
+    | undefined;
   readonly logger: Logger;
 }
 
@@ -43,6 +47,7 @@ export interface KeepDeps {
 export function keepAnswer(deps: KeepDeps, answered: FetchedAnswer): Served {
   const { lookup, generation, base, answer, started } = answered;
   const { factory, clock, settings, tiers } = deps;
+  if (base !== undefined) deps.revalidated?.(lookup, base, answer);
   const now = clock.now();
   lookup.status.fwdStatus = answer.status;
   // δ of refresh-ahead, on the flow's own clock (tests move it); a clock step back counts as 0.

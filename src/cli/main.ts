@@ -3,6 +3,7 @@
  * recgw: the operator's command for a running gateway and its configuration.
  *   recgw purge <workspace> [<recording> | --folder ID | --tag ID | --lists | --page-number N --page-size N] [--soft] [--wait [--timeout 2s]]   POST /admin/purge
  *   recgw inspect <workspace> [<recording>] [--page-number N] [--page-size N]   GET /admin/cache
+ *   recgw ttl-advice <workspace>                   GET /admin/ttl-advice
  *   recgw hash-key [--workspace <name>] < key      SHA-256 for auth.keyFile
  *   recgw check-config [FILE]                      validate YAML + environment as start-up does
  * --json on any command prints one JSON object on stdout. Exit codes: 0 done, 1 refused or
@@ -25,6 +26,9 @@ commands:
                                         (exit 4 when some had not within the timeout)
   inspect <workspace> [<recording>]    what L1 and L2 hold for a recording, or a list page with
           [--page-number N] [--page-size N]   (defaults: page 1, listing.defaultPageSize)
+  ttl-advice <workspace>               per resource: how often the data changes, what each candidate
+                                       TTL would give (hit ratio, upstream requests/s, stale share),
+                                       and the TTL recommended under cache.ttlBudget
   hash-key [--workspace <name>]        read an API key on stdin, print its SHA-256 for auth.keyFile
   check-config [FILE]                  validate config/default.yaml, FILE (default: GATEWAY_CONFIG) and
                                        the environment as start-up would load them
@@ -35,7 +39,7 @@ options:
 
 environment:
   ADMIN_URL     the admin listener (default http://127.0.0.1:$ADMIN_PORT, port 9091)
-  ADMIN_TOKEN   the admin bearer token (purge, inspect)
+  ADMIN_TOKEN   the admin bearer token (purge, inspect, ttl-advice)
 
 exit codes: 0 done, 1 refused or invalid, 2 usage, 3 admin API unreachable or redirected,
             4 purged but not applied by every instance within --timeout`;
@@ -56,6 +60,7 @@ const OPTIONS: Readonly<Record<string, OptionSpec>> = {
     timeout: VALUE,
   },
   inspect: { 'page-number': VALUE, 'page-size': VALUE },
+  'ttl-advice': {},
   'hash-key': { workspace: VALUE },
   'check-config': {},
 };
@@ -100,6 +105,8 @@ export async function run(
         return await (await import('./purge.js')).purgeCommand(args, env, out);
       case 'inspect':
         return await (await import('./inspect.js')).inspectCommand(args, env, out);
+      case 'ttl-advice':
+        return await (await import('./ttl-advice.js')).ttlAdviceCommand(args, env, out);
       case 'hash-key': {
         const { hashKeyCommand, readKeyFrom } = await import('./hash-key.js');
         return await hashKeyCommand(

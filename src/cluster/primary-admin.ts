@@ -3,8 +3,8 @@
  * metrics; /healthz is the primary's own; POST /admin/purge goes to every ready worker, each
  * applying it to its own L1 through its own Purger (with Redis as well, so no worker waits on
  * the pub/sub announcement); GET /admin/cache asks every ready worker too and answers with what
- * each one's L1 holds (merge-inspection.ts); every other path (/readyz included) is answered by
- * one ready worker.
+ * each one's L1 holds (merge-inspection.ts); GET /admin/ttl-advice merges every worker's advice
+ * (cache/ttl-advice/merge.ts); every other path (/readyz included) is answered by one ready worker.
  */
 import type { Worker } from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -15,6 +15,8 @@ import { methodNotAllowed, send } from '../http/admin-handler.js';
 import { adminRoute, type AdminPath } from '../http/admin-routes.js';
 import { aggregateMetrics, type WorkerMetrics } from './aggregate-metrics.js';
 import { mergeInspections, type WorkerInspection } from './merge-inspection.js';
+import { adviceOfBody, ttlAdviceBody, type TtlAdviceBody } from '../http/ttl-advice-body.js';
+import { mergeAdvice } from '../cache/ttl-advice/merge.js';
 
 /** Admin bodies are small (a purge is under 4 KiB, which the worker enforces with its 413). */
 const MAX_FORWARDED_BODY = 64 * 1024;
@@ -70,6 +72,30 @@ function combine(answers: readonly Answer[]): Answer {
   );
 }
 
+/**
+ * TTL advice across workers: the advice of those that have seen the workspace, merged
+ * (cache/ttl-advice/merge.ts); when none has, the first worker's refusal as it is.
+ */
+function adviseAcross(res: ServerResponse, answers: readonly Answer[]): void {
+  const seen = answers.filter((answer) => answer.status === 200);
+  if (seen.length === 0) return relay(res, combine(answers));
+  const parts = seen.map((answer) =>
+    adviceOfBody(JSON.parse(answer.body.toString('utf8')) as TtlAdviceBody),
+  );
+  const { budget } = parts[0]!;
+  send(
+    res,
+    200,
+    ttlAdviceBody(
+      mergeAdvice(
+        parts.map((part) => part.advice),
+        budget,
+      ),
+      budget,
+    ),
+  );
+}
+
 /** Builds the primary's admin 'request' listener. */
 export function primaryAdminHandler(
   deps: PrimaryAdminDeps,
@@ -111,10 +137,12 @@ export function primaryAdminHandler(
       return unavailable(res, path);
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
-    // A purge must reach every worker's L1, and an inspection reports every worker's L1; anything
-    // else is the same answer from any of them.
+    // A purge must reach every worker's L1, an inspection reports every worker's L1, and TTL
+    // advice sums every worker's share of the requests; anything else is the same answer from
+    // any of them.
     const inspection = path === '/admin/cache' && method === 'GET';
-    const everyWorker = (path === '/admin/purge' && method === 'POST') || inspection;
+    const advice = path === '/admin/ttl-advice' && method === 'GET';
+    const everyWorker = (path === '/admin/purge' && method === 'POST') || inspection || advice;
     const targets = everyWorker ? ready : [ready[turn++ % ready.length]!];
     try {
       const answers = await Promise.all(
@@ -122,6 +150,7 @@ export function primaryAdminHandler(
           forward(adminPort, method, url, req.headers, body, FORWARD_TIMEOUT_MS),
         ),
       );
+      if (advice) return adviseAcross(res, answers);
       const answer = combine(answers);
       if (!inspection || answer.status !== 200) return relay(res, answer);
       const inspections: WorkerInspection[] = answers.map((each, i) => ({

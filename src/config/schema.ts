@@ -232,6 +232,16 @@ export const configSchema = z
         sampleRatio: z.number().min(0).max(1),
         maxPerSecond: z.number().min(0),
       }),
+      /** What TTL advice aims at (cache/ttl-advice/recommend.ts): at least one limit is set. */
+      ttlBudget: z
+        .strictObject({
+          maxStaleShare: z.number().min(0).max(1).nullable(),
+          maxUpstreamPerSecond: z.number().min(0).nullable(),
+        })
+        .refine(
+          (budget) => budget.maxStaleShare !== null || budget.maxUpstreamPerSecond !== null,
+          'set maxStaleShare, maxUpstreamPerSecond or both',
+        ),
       /** Request Cache-Control (http/request/cache-control.ts, entry/state.ts meetsBound); off: ignored. */
       clientControl: z.strictObject({
         enabled: z.boolean(),

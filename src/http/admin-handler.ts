@@ -1,6 +1,6 @@
 /**
- * The admin listener (DESIGN A7, A8): /metrics, /healthz, /readyz, /openapi.json, POST /admin/purge
- * and GET /admin/cache. It binds
+ * The admin listener (DESIGN A7, A8, A10): /metrics, /healthz, /readyz, /openapi.json,
+ * POST /admin/purge, GET /admin/cache and GET /admin/ttl-advice. It binds
  * to ADMIN_HOST (loopback by default) and never serves workspace data.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -15,6 +15,10 @@ import type { SharedRedis } from '../redis/shared-redis.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { WorkspaceId } from '../brands.js';
 import { parseCacheQuery } from './request/admin-cache-query.js';
+import { parseTtlAdviceQuery } from './request/ttl-advice-query.js';
+import { ttlAdviceBody } from './ttl-advice-body.js';
+import type { WorkspaceAdvice } from '../cache/ttl-advice/advisor.js';
+import type { TtlBudget } from '../cache/ttl-advice/recommend.js';
 import { parsePurgeBody } from './request/purge-body.js';
 import { RefusalLog } from './refusal-log.js';
 import { adminRoute } from './admin-routes.js';
@@ -40,6 +44,10 @@ export interface AdminDeps {
   readonly listing: () => PageLimits;
   /** What the cache holds for one resource (GET /admin/cache). */
   readonly inspect: (workspace: WorkspaceId, key: ResourceKey) => Promise<CacheReport>;
+  /** The TTL advice for a workspace, undefined when none of its requests was seen (GET /admin/ttl-advice). */
+  readonly ttlAdvice: (workspace: WorkspaceId) => WorkspaceAdvice | undefined;
+  /** cache.ttlBudget in force. */
+  readonly ttlBudget: () => TtlBudget;
   /** Epoch milliseconds, for the refusal log's rate limit. */
   readonly now: () => number;
 }
@@ -97,7 +105,7 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
   const authorized = (
     req: IncomingMessage,
     res: ServerResponse,
-    what: 'Purge' | 'Inspection',
+    what: 'Purge' | 'Inspection' | 'TTL advice',
   ): boolean => {
     const expected = deps.tokenHash();
     if (expected === null) {
@@ -142,6 +150,20 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       deps.logger.error({ workspace: parsed.workspace, err: error }, 'cache inspection failed');
       return send(res, 500, { error: 'Inspection failed', code: 'INTERNAL' });
     }
+  };
+
+  const advise = (req: IncomingMessage, res: ServerResponse, query: string): void => {
+    if (!authorized(req, res, 'TTL advice')) return;
+    const parsed = parseTtlAdviceQuery(query);
+    if (typeof parsed === 'string') return send(res, 400, { error: parsed, code: 'BAD_REQUEST' });
+    const { workspace } = parsed;
+    const advice = deps.ttlAdvice(workspace);
+    if (advice === undefined)
+      return send(res, 404, {
+        error: `No request of workspace "${workspace}" has been seen by this instance (lately): nothing to advise on`,
+        code: 'WORKSPACE_NOT_OBSERVED',
+      });
+    return send(res, 200, ttlAdviceBody(advice, deps.ttlBudget()));
   };
 
   const purge = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -253,7 +275,16 @@ export function adminHandler(deps: AdminDeps): (req: IncomingMessage, res: Serve
       void purge(req, res);
       return;
     }
-    void inspect(req, res, queryAt === -1 ? '' : url.slice(queryAt + 1));
+    const query = queryAt === -1 ? '' : url.slice(queryAt + 1);
+    if (path === '/admin/ttl-advice') {
+      try {
+        return advise(req, res, query);
+      } catch (error) {
+        deps.logger.error({ err: error }, 'ttl advice failed');
+        return send(res, 500, { error: 'TTL advice failed', code: 'INTERNAL' });
+      }
+    }
+    void inspect(req, res, query);
   };
 }
 

@@ -20,6 +20,10 @@ export const ADMIN_ROUTES = {
   '/openapi.json': { methods: ['GET', 'HEAD'], statuses: [200, 405, 500, 503] },
   '/admin/purge': { methods: ['POST'], statuses: [200, 202, 400, 401, 403, 405, 413, 500, 503] },
   '/admin/cache': { methods: ['GET', 'HEAD'], statuses: [200, 400, 401, 403, 405, 500, 503] },
+  '/admin/ttl-advice': {
+    methods: ['GET', 'HEAD'],
+    statuses: [200, 400, 401, 403, 404, 405, 500, 503],
+  },
 } as const satisfies Record<string, AdminRoute>;
 
 /** A path the admin listener serves. */

@@ -21,7 +21,7 @@ import type { CacheEntry } from '../cache/entry/entry.js';
 import type { Settings } from '../cache/settings.js';
 import type { ResourceKey } from '../cache/entry/keys.js';
 import type { ReadThrough } from '../cache/read-through.js';
-import type { Outcome } from '../cache/lookup.js';
+import type { Lookup, Outcome } from '../cache/lookup.js';
 import type { Clock } from '../clock.js';
 import { GatewayError, KeyRefused, ValidationError } from '../errors.js';
 import type { QuotaDecision, QuotaPolicy } from '../limits/gcra.js';
@@ -62,6 +62,8 @@ export interface PublicHandlerDeps {
   readonly metrics: GatewayMetrics;
   readonly logger: Logger;
   readonly tracing: Tracing;
+  /** Each request the cache answered, for TTL advice (cache/ttl-advice/advisor.ts). */
+  readonly answered?: (lookup: Lookup, now: number) => void;
 }
 
 /**
@@ -379,8 +381,10 @@ export class PublicHandler {
       ms / 1000,
       trace.workspace,
     );
-    if (trace.lookup !== undefined)
+    if (trace.lookup !== undefined) {
       this.statusMetrics.record(trace.lookup.resource, trace.lookup.status, cache);
+      if (cache !== 'none') this.deps.answered?.(trace.lookup, this.deps.clock.now());
+    }
     if (this.requestLog.enabled)
       this.requestLog.write({
         reqId: trace.requestId,

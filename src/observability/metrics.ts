@@ -158,6 +158,14 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Bounds of the TTL advice's memory reached (cache/ttl-advice/advisor.ts): sampled keys, workspaces. */
+  readonly ttlAdviceBounds = new Counter({
+    name: `${PREFIX}ttl_advice_bounds_total`,
+    help: 'Times a bound of the TTL advice was reached: sampled-keys (a workspace sampled at a lower rate), workspaces (a workspace not modelled).',
+    labelNames: ['bound'] as const,
+    registers: [this.registry],
+  });
+
   /** The age of each answer when served (batched, as httpDuration). */
   readonly servedAge = new BatchedHistogram({
     name: `${PREFIX}cache_served_age_seconds`,

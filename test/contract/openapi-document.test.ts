@@ -17,6 +17,7 @@ const ADMIN_CODES = [
   'PAYLOAD_TOO_LARGE',
   'PURGE_UNAVAILABLE',
   'NOT_READY',
+  'WORKSPACE_NOT_OBSERVED',
 ];
 
 void t.test('the document validates as OpenAPI 3.1', async (t) => {

@@ -216,6 +216,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/ttl-advice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per resource of a workspace, its change rate and what each candidate TTL would give.
+         * @description From this instance's requests and revalidations of the workspace (with server.workers,
+         *     every worker's, merged): per resource, the observed change rate, and for candidate TTLs (5 s to
+         *     1 h, and the current one) the predicted hit ratio, upstream requests per second and share
+         *     of answers served after their data changed; the recommended TTL under cache.ttlBudget.
+         *     404 when no request of the workspace has been seen.
+         */
+        get: operations["ttlAdvice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The TTL advice answer's status and headers, without a body. */
+        head: operations["headTtlAdvice"];
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -230,7 +255,7 @@ export interface components {
              * @description A stable code to classify on (src/errors.ts).
              * @enum {unknown}
              */
-            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "NOT_CACHED" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE" | "NOT_READY";
+            code?: "BAD_REQUEST" | "BAD_HOST" | "NO_WORKSPACE" | "NOT_FOUND" | "RECORDING_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "MISSING_KEY" | "INVALID_KEY" | "TOO_MANY_FAILED_KEYS" | "QUOTA_EXCEEDED" | "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_INVALID" | "CIRCUIT_OPEN" | "UPSTREAM_TIMEOUT" | "NOT_CACHED" | "SHUTTING_DOWN" | "INTERNAL" | "PURGE_DISABLED" | "ADMIN_UNAUTHORIZED" | "PAYLOAD_TOO_LARGE" | "PURGE_UNAVAILABLE" | "WORKSPACE_NOT_OBSERVED" | "NOT_READY";
         };
         Tag: {
             id: string;
@@ -483,6 +508,49 @@ export interface components {
                 holding: number;
                 of: number;
             };
+        };
+        TtlAdvice: {
+            workspace: string;
+            /** @description Seconds of requests behind the advice (recent ones weigh more; half-life 1 h). */
+            observed_seconds: number;
+            /** @description Share of the workspace's keys simulated; upstream rates are scaled up by its inverse. */
+            sampling_rate: number;
+            sampled_keys: number;
+            budget: {
+                max_stale_share: number | null;
+                max_upstream_per_second: number | null;
+            };
+            resources: components["schemas"]["TtlAdviceResource"][];
+        };
+        TtlAdviceResource: {
+            /** @enum {string} */
+            resource: "list" | "recording";
+            current_ttl_seconds: number;
+            /** @description Requests answered per second for this resource (scaled up from the sample). */
+            requests_per_second: number;
+            change_rate: {
+                /** @description Changes per second of one resource's data (maximum likelihood); 0 while no change was seen, null before any revalidation. */
+                per_second: number | null;
+                mean_seconds_between_changes: number | null;
+                /** @description Revalidations behind the estimate (decayed weights). */
+                observations: {
+                    unchanged: number;
+                    changed: number;
+                };
+            };
+            /** @description Shortest TTL first. */
+            candidates: {
+                ttl_seconds: number;
+                hit_ratio: number;
+                upstream_per_second: number;
+                /** @description Share of answers served after their data changed; null while the change rate is unknown. */
+                stale_share: number | null;
+                /** @description The TTL in force. */
+                current: boolean;
+                within_budget: boolean;
+            }[];
+            recommended_ttl_seconds: number | null;
+            reason: string;
         };
         CacheInspection: {
             workspace: string;
@@ -740,7 +808,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description BAD_REQUEST (400), PURGE_DISABLED (403: no ADMIN_TOKEN), NOT_FOUND (404: no such path), PAYLOAD_TOO_LARGE (413: body over 4 KB), INTERNAL (500), PURGE_UNAVAILABLE (503: nothing was purged; retry). */
+        /** @description BAD_REQUEST (400), PURGE_DISABLED (403: no ADMIN_TOKEN), NOT_FOUND (404: no such path), WORKSPACE_NOT_OBSERVED (404: TTL advice for a workspace with no request seen), PAYLOAD_TOO_LARGE (413: body over 4 KB), INTERNAL (500), PURGE_UNAVAILABLE (503: nothing was purged; retry). */
         AdminError: {
             headers: {
                 "Cache-Control": components["headers"]["NoStore"];
@@ -1483,6 +1551,66 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["AdminError"];
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
+        };
+    };
+    ttlAdvice: {
+        parameters: {
+            query: {
+                workspace: components["schemas"]["Workspace"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The advice. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TtlAdvice"];
+                };
+            };
+            400: components["responses"]["AdminError"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminError"];
+            404: components["responses"]["AdminError"];
+            405: components["responses"]["AdminMethodNotAllowed"];
+            500: components["responses"]["AdminError"];
+            503: components["responses"]["AdminNotReady"];
+        };
+    };
+    headTtlAdvice: {
+        parameters: {
+            query: {
+                workspace: components["schemas"]["Workspace"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The advice. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TtlAdvice"];
+                };
+            };
+            400: components["responses"]["AdminError"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminError"];
+            404: components["responses"]["AdminError"];
             405: components["responses"]["AdminMethodNotAllowed"];
             500: components["responses"]["AdminError"];
             503: components["responses"]["AdminNotReady"];

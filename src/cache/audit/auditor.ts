@@ -23,6 +23,8 @@ export interface AuditorDeps {
   readonly logger: Logger;
   /** Counts one audit (recgw_cache_audit_total). */
   readonly counted: (resource: Lookup['resource'], result: AuditResult) => void;
+  /** An audit that found the data unchanged since `entry` was stored (TTL advice learns from it). */
+  readonly unchanged?: (lookup: Lookup, entry: CacheEntry, at: number) => void;
 }
 
 /** Stores a changed answer found by an audit, as a refresh of the audited entry would. */
@@ -98,7 +100,10 @@ export class Auditor {
     }
     // A refused key proves nothing about the data; the key's own requests learn its verdict.
     if (answer.status === 401) return 'error';
-    if (answer.status === 304 || sameData(entry, answer)) return 'consistent';
+    if (answer.status === 304 || sameData(entry, answer)) {
+      this.deps.unchanged?.(lookup, entry, this.deps.now());
+      return 'consistent';
+    }
     try {
       keep(answer, started);
     } catch (error) {

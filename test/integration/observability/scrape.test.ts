@@ -125,6 +125,8 @@ void t.test(
       'recgw_cache_audit_total',
       'recgw_cache_served_age_seconds',
       'recgw_cache_misses_total',
+      // DESIGN A10 (TTL advice): its memory bounds reached, never silent.
+      'recgw_ttl_advice_bounds_total',
     ];
     t.same(
       gateway.sort(),
