@@ -6,8 +6,7 @@
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { ByteArena, SEGMENT_BYTES } from './byte-arena.js';
 import type { DepartedNames } from './departed.js';
-import { CURVE_SIZES, HitRatioCurve, type CurveEstimate } from './hit-ratio-curve.js';
-import { MiniatureCurve } from './miniature-curve.js';
+import { CURVE_SIZES, HitRatioCurve } from './hit-ratio-curve.js';
 import { LruStore } from './lru-store.js';
 import { S3FifoStore } from './s3-fifo-store.js';
 import type { BoundedStore, StoreOptions } from './store.js';
@@ -104,7 +103,7 @@ export class L1Cache {
   /** Which entries each purge selector reaches, following what the store holds (holders.ts). */
   private readonly holders = new L1Holders();
   /** Would a smaller or larger L1 hit more? (Estimated under this L1's policy, from sampled keys.) */
-  readonly curve: CurveEstimate;
+  readonly curve: HitRatioCurve;
 
   /**
    * `tenantShare` (cache.l1.tenantShare, S3-FIFO only): the fraction of the bound one workspace
@@ -142,11 +141,7 @@ export class L1Cache {
       const value = this.store.peek(key);
       return value?.kind === 'entry' ? value : undefined;
     }, segmentBytesFor(maxBytes));
-    // LRU's curve is exact from reuse distances; S3-FIFO's is simulated in miniature.
-    this.curve =
-      policy === 's3-fifo'
-        ? new MiniatureCurve(maxBytes, shares, sizeOf)
-        : new HitRatioCurve(maxBytes);
+    this.curve = new HitRatioCurve(maxBytes, policy, shares, sizeOf);
     metrics.onScrape(() => {
       metrics.cacheEntries.set({ tier: 'l1' }, this.size);
       metrics.cacheBytes.set({ tier: 'l1' }, this.store.bytes);
@@ -206,7 +201,7 @@ export class L1Cache {
     }
     const again = this.store.peek(key) === value;
     const held = this.store.set(key, value);
-    if (held) this.curve.stored(key, sizeOf(value, key), value.kind === 'alias');
+    if (held) this.curve.stored(key, sizeOf(value, key));
     // Refused (larger than the bound) or already held under this key: nothing more to hold.
     if (again || !held || value.kind !== 'entry') return;
     this.holders.add(key, value);

@@ -1,4 +1,4 @@
-// The trace-replay bench's single-workspace traces (bench/trace-replay-case.ts) replayed through
+// The trace-replay bench's single-workspace traces (test/fixtures/traces.ts) replayed through
 // a gateway over real sockets: simulator upstream, no Redis, TTLs longer than the run, the L1
 // budget a share of the recordings × 2,454 bytes, one request at a time in trace order, one in
 // ten by public link code. The same trace through a gateway under `lru` and under the default
@@ -13,7 +13,7 @@ import {
   BY_LINK,
   gatewayTraces,
   seeded,
-} from '../../../bench/trace-replay-case.js';
+} from '../../fixtures/traces.js';
 import { startGateway } from '../../helpers/gateway.js';
 
 const RECORDINGS = Number(process.env['REPLAY_RECORDINGS'] ?? 2000);
