@@ -1,8 +1,9 @@
 /**
- * Per-request metric series, memoised by label values and counted locally (batched-series.ts):
- * prom-client would hash the label set on every call, even through a child.
+ * Per-request metric series, memoised by label values; the counter is counted locally
+ * (batched-series.ts): prom-client would hash the label set on every call, even through a child.
  */
-import type { CounterSeries, HistogramSeries } from '../observability/batched-series.js';
+import type { Histogram } from 'prom-client';
+import type { CounterSeries } from '../observability/batched-series.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** The series of one combination of label values. */
@@ -12,7 +13,7 @@ interface LastSeries {
   readonly cache: string;
   readonly ws: string | undefined;
   readonly counter: CounterSeries;
-  readonly duration: HistogramSeries;
+  readonly duration: Histogram.Internal<'route' | 'cache' | 'workspace'>;
 }
 
 /**
@@ -21,7 +22,10 @@ interface LastSeries {
  */
 export class RequestMetrics {
   private readonly counters = new Map<string, CounterSeries>();
-  private readonly durations = new Map<string, HistogramSeries>();
+  private readonly durations = new Map<
+    string,
+    Histogram.Internal<'route' | 'cache' | 'workspace'>
+  >();
   /**
    * Per route, the last request's labels and series: a busy gateway answers each route with the
    * same status and cache result over and over, and comparing a few values is cheaper than
@@ -85,11 +89,15 @@ export class RequestMetrics {
     return counter;
   }
 
-  private duration(route: string, cache: string, ws: string | undefined): HistogramSeries {
+  private duration(
+    route: string,
+    cache: string,
+    ws: string | undefined,
+  ): Histogram.Internal<'route' | 'cache' | 'workspace'> {
     const key = `${route}\n${cache}\n${ws ?? ''}`;
     let duration = this.durations.get(key);
     if (duration === undefined) {
-      duration = this.metrics.httpDuration.series(
+      duration = this.metrics.httpDuration.labels(
         ws === undefined ? { route, cache } : { route, cache, workspace: ws },
       );
       this.durations.set(key, duration);
