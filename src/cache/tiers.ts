@@ -10,7 +10,6 @@ import { softPurged, worthStoring, type CacheEntry, type StoredValue } from './e
 import type { EntryFactory } from './entry/factory.js';
 import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
 import type { L1Cache } from './l1/l1.js';
-import { L1Names } from './l1/names.js';
 import type { Lookup } from './lookup.js';
 import { ownKey, valuesAskedBy } from './entry/recording-values.js';
 import type { Settings } from './settings.js';
@@ -33,8 +32,6 @@ export interface TiersDeps {
 export class Tiers {
   /** Entries being compressed, so a burst of hits starts one compression. */
   private readonly compressing = new WeakSet<CacheEntry>();
-  /** Every L1 key this store reads or writes, by keys.ts#l1Key, remembered. */
-  private readonly names = new L1Names();
 
   constructor(private readonly deps: TiersDeps) {}
 
@@ -79,8 +76,7 @@ export class Tiers {
     const values = stored.filter(([, value]) => worthStoring(value, now));
     if (values.length === 0) return;
     if (this.deps.l2 !== null) void this.deps.l2.set(workspace, generation, values);
-    for (const [key, value] of values)
-      this.deps.l1.set(this.names.of(workspace, generation, key), value);
+    for (const [key, value] of values) this.deps.l1.set(l1Key(workspace, generation, key), value);
     if (compress)
       for (const [key, value] of values)
         if (value.kind === 'entry') this.compressLater(workspace, generation, key, value);
@@ -109,7 +105,7 @@ export class Tiers {
     const key = ownKey(value, asked);
     this.deps.factory.compressed(value).then(
       (packed) => {
-        const name = this.names.of(workspace, generation, key);
+        const name = l1Key(workspace, generation, key);
         if (
           this.deps.l1.peek(name) !== value ||
           !this.deps.generations.isCurrent(workspace, generation)
@@ -133,8 +129,7 @@ export class Tiers {
     // Read from L2 under `generation` before a purge may have been heard: the same check as store.
     if (!this.deps.generations.isCurrent(workspace, generation)) return;
     const values = valuesAskedBy(entry, key);
-    for (const [k, value] of values)
-      this.deps.l1.set(this.names.of(workspace, generation, k), value);
+    for (const [k, value] of values) this.deps.l1.set(l1Key(workspace, generation, k), value);
   }
 
   /**
@@ -159,7 +154,7 @@ export class Tiers {
 
   /** The L1 names of keys of a workspace under a generation. */
   l1Names(workspace: WorkspaceId, generation: Generation, keys: readonly ResourceKey[]): string[] {
-    return keys.map((key) => this.names.of(workspace, generation, key));
+    return keys.map((key) => l1Key(workspace, generation, key));
   }
 
   /**
@@ -183,15 +178,15 @@ export class Tiers {
   /** Reads L1, following one alias hop. What the entry allows is entryState's to say. */
   readL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey): CacheEntry | undefined {
     const l1 = this.deps.l1;
-    let value = l1.get(this.names.of(workspace, generation, key));
+    let value = l1.get(l1Key(workspace, generation, key));
     if (value !== undefined && value.kind === 'alias')
-      value = l1.get(this.names.of(workspace, generation, value.target as ResourceKey), true);
+      value = l1.get(l1Key(workspace, generation, value.target as ResourceKey), true);
     return value?.kind === 'entry' ? value : undefined;
   }
 
   /** Whether L1 evicted the key for room lately, under this generation (a miss's reason). */
   evictedFromL1(workspace: WorkspaceId, generation: Generation, key: ResourceKey): boolean {
-    return this.deps.l1.evicted(this.names.of(workspace, generation, key));
+    return this.deps.l1.evicted(l1Key(workspace, generation, key));
   }
 
   /**
