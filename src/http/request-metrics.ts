@@ -1,9 +1,5 @@
-/**
- * Per-request metric series, memoised by label values; the counter is counted locally
- * (batched-series.ts): prom-client would hash the label set on every call, even through a child.
- */
-import type { Histogram } from 'prom-client';
-import type { CounterSeries } from '../observability/batched-series.js';
+/** Per-request metric series, memoised by label values (prom-client children). */
+import type { Counter, Histogram } from 'prom-client';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** The series of one combination of label values. */
@@ -12,7 +8,7 @@ interface LastSeries {
   readonly status: number;
   readonly cache: string;
   readonly ws: string | undefined;
-  readonly counter: CounterSeries;
+  readonly counter: Counter.Internal;
   readonly duration: Histogram.Internal<'route' | 'cache' | 'workspace'>;
 }
 
@@ -21,7 +17,7 @@ interface LastSeries {
  * statuses, times (only with metrics.workspaceLabel) the listed workspaces plus `other`.
  */
 export class RequestMetrics {
-  private readonly counters = new Map<string, CounterSeries>();
+  private readonly counters = new Map<string, Counter.Internal>();
   private readonly durations = new Map<
     string,
     Histogram.Internal<'route' | 'cache' | 'workspace'>
@@ -75,13 +71,12 @@ export class RequestMetrics {
     method: string,
     status: number,
     ws: string | undefined,
-  ): CounterSeries {
+  ): Counter.Internal {
     const key = `${route}\n${method}\n${status}\n${ws ?? ''}`;
     let counter = this.counters.get(key);
     if (counter === undefined) {
       const labels = { route, method, status: String(status) };
-      counter = this.metrics.batch.counter(
-        this.metrics.httpRequests,
+      counter = this.metrics.httpRequests.labels(
         ws === undefined ? labels : { ...labels, workspace: ws },
       );
       this.counters.set(key, counter);
