@@ -8,12 +8,7 @@
 // slow for the suite) the targets apply too: at least 50.9%, 25.8% and 41.2% hits at
 // the 1% budget on Zipf 1.0, Zipf 0.8 and the sweeps. The suite runs a tenth of it.
 import t from 'tap';
-import {
-  BUDGET_PER_RECORDING,
-  BY_LINK,
-  gatewayTraces,
-  seeded,
-} from '../../fixtures/traces.js';
+import { BUDGET_PER_RECORDING, BY_LINK, gatewayTraces, seeded } from '../../fixtures/traces.js';
 import { startGateway } from '../../helpers/gateway.js';
 
 const RECORDINGS = Number(process.env['REPLAY_RECORDINGS'] ?? 2000);
