@@ -24,14 +24,22 @@ export class KeyCheck {
   // Bound once: the key file is consulted on every request in static/both mode, hits included.
   private readonly staticValid;
   private readonly staticInvalid;
+  /** Counted on every verified hit in upstream/both mode, so batched (batched-series.ts). */
   private readonly l1Valid;
   private readonly l1Invalid;
   private readonly rateLimited;
 
   constructor(private readonly deps: KeyCheckDeps) {
-    this.staticValid = deps.metrics.authResults.labels({ source: 'static', result: 'valid' });
+    // The two counted on hits are batched (batched-series.ts); the rest are on failure paths.
+    this.staticValid = deps.metrics.batch.counter(deps.metrics.authResults, {
+      source: 'static',
+      result: 'valid',
+    });
     this.staticInvalid = deps.metrics.authResults.labels({ source: 'static', result: 'invalid' });
-    this.l1Valid = deps.metrics.authResults.labels({ source: 'l1', result: 'valid' });
+    this.l1Valid = deps.metrics.batch.counter(deps.metrics.authResults, {
+      source: 'l1',
+      result: 'valid',
+    });
     this.l1Invalid = deps.metrics.authResults.labels({ source: 'l1', result: 'invalid' });
     this.rateLimited = deps.metrics.authResults.labels({
       source: 'limiter',

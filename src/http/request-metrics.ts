@@ -1,5 +1,9 @@
-/** Per-request metric series, memoised by label values (prom-client children). */
-import type { Counter, Histogram } from 'prom-client';
+/**
+ * Per-request metric series, memoised by label values; the counter is counted locally
+ * (batched-series.ts): prom-client would hash the label set on every call, even through a child.
+ */
+import type { Histogram } from 'prom-client';
+import type { CounterSeries } from '../observability/batched-series.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** The series of one combination of label values. */
@@ -8,7 +12,7 @@ interface LastSeries {
   readonly status: number;
   readonly cache: string;
   readonly ws: string | undefined;
-  readonly counter: Counter.Internal;
+  readonly counter: CounterSeries;
   readonly duration: Histogram.Internal<'route' | 'cache' | 'workspace'>;
 }
 
@@ -17,7 +21,7 @@ interface LastSeries {
  * statuses, times (only with metrics.workspaceLabel) the listed workspaces plus `other`.
  */
 export class RequestMetrics {
-  private readonly counters = new Map<string, Counter.Internal>();
+  private readonly counters = new Map<string, CounterSeries>();
   private readonly durations = new Map<
     string,
     Histogram.Internal<'route' | 'cache' | 'workspace'>
@@ -71,12 +75,13 @@ export class RequestMetrics {
     method: string,
     status: number,
     ws: string | undefined,
-  ): Counter.Internal {
+  ): CounterSeries {
     const key = `${route}\n${method}\n${status}\n${ws ?? ''}`;
     let counter = this.counters.get(key);
     if (counter === undefined) {
       const labels = { route, method, status: String(status) };
-      counter = this.metrics.httpRequests.labels(
+      counter = this.metrics.batch.counter(
+        this.metrics.httpRequests,
         ws === undefined ? labels : { ...labels, workspace: ws },
       );
       this.counters.set(key, counter);

@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type { KeyHash, WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
-import type { Counter } from 'prom-client';
+import type { CounterSeries } from '../observability/batched-series.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { decisionOf, type QuotaDecision, type QuotaPolicy, type Want } from './gcra.js';
 import { LeasedKeys, type KeyState } from './leased-keys.js';
@@ -65,8 +65,9 @@ export class Quotas {
     this.local = new LocalQuotas(deps.maxLocalKeys);
     this.keys = new LeasedKeys(deps.maxLocalKeys);
     this.monotonic = deps.monotonic ?? (() => performance.now());
+    // Counted locally (batched-series.ts): one a request, so prom-client's label hashing is skipped.
     const series = (result: 'allowed' | 'limited', source: 'redis' | 'local') =>
-      deps.metrics.quotaDecisions.labels({ result, source });
+      deps.metrics.batch.counter(deps.metrics.quotaDecisions, { result, source });
     this.counted = {
       redis: { allowed: series('allowed', 'redis'), limited: series('limited', 'redis') },
       local: { allowed: series('allowed', 'local'), limited: series('limited', 'local') },
@@ -206,7 +207,7 @@ export class Quotas {
   }
 
   private count(
-    series: { readonly allowed: Counter.Internal; readonly limited: Counter.Internal },
+    series: { readonly allowed: CounterSeries; readonly limited: CounterSeries },
     decision: QuotaDecision,
   ): QuotaDecision {
     (decision.allowed ? series.allowed : series.limited).inc();

@@ -3,6 +3,7 @@
  * process. Labels are bounded: never a key, an id or a workspace (except an operator's allow-list).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { SeriesBatch } from './batched-series.js';
 
 /** Latency buckets spanning sub-millisecond cache hits to multi-second upstream calls. */
 export const LATENCY_BUCKETS = [
@@ -28,6 +29,9 @@ export interface GatewayMetricsOptions {
 export class GatewayMetrics {
   readonly registry = new Registry();
 
+  /** Hot-path counter series counted locally; folded into their metrics whenever they are read. */
+  readonly batch = new SeriesBatch();
+
   /** Requests answered on the public listener (plus `workspace` when metrics.workspaceLabel is set). */
   readonly httpRequests: Counter<'route' | 'method' | 'status' | 'workspace'>;
 
@@ -46,6 +50,7 @@ export class GatewayMetrics {
     help: 'Cache lookups by resource, tier and result (hit, stale, miss).',
     labelNames: ['resource', 'tier', 'result'] as const,
     registers: [this.registry],
+    collect: this.batch.flush,
   });
 
   /** Entries held per tier (L1 exact; L2 is not counted, it is shared). */
@@ -133,6 +138,7 @@ export class GatewayMetrics {
     help: 'Answers forwarded upstream (or collapsed onto a fetch), by resource and reason (cold, evicted, expired, client, unverified).',
     labelNames: ['resource', 'reason'] as const,
     registers: [this.registry],
+    collect: this.batch.flush,
   });
 
   /** Audits of served hits (cache.audit) by result: consistent, inconsistent (the data had changed), error. */
@@ -174,6 +180,7 @@ export class GatewayMetrics {
     help: 'API key verdicts by source (static, l1, l2, upstream, limiter) and result (valid, invalid, rate_limited).',
     labelNames: ['source', 'result'] as const,
     registers: [this.registry],
+    collect: this.batch.flush,
   });
 
   /** 1 while the Redis tier answers, 0 when down or not configured. */
@@ -279,6 +286,7 @@ export class GatewayMetrics {
     help: 'Per-key quota decisions by result (allowed, limited) and where the request was counted (redis, local).',
     labelNames: ['result', 'source'] as const,
     registers: [this.registry],
+    collect: this.batch.flush,
   });
 
   /** SIGHUP reloads by result (ok, error). */
@@ -306,6 +314,7 @@ export class GatewayMetrics {
       help: 'Requests answered on the public listener, by route, method and status.',
       labelNames: ['route', 'method', 'status', ...workspace],
       registers: [this.registry],
+      collect: this.batch.flush,
     });
     this.httpDuration = new Histogram({
       name: `${PREFIX}http_request_duration_seconds`,
