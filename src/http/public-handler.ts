@@ -119,10 +119,10 @@ export class PublicHandler {
     this.requestMetrics = new RequestMetrics(deps.metrics);
     this.requestLog = new RequestLog(deps.logger);
     this.statusMetrics = new StatusMetrics(deps.metrics);
-    this.urlRemaining = deps.metrics.urlRemaining;
+    this.urlRemaining = deps.metrics.urlRemaining.series({});
     this.servedAge = {
-      list: deps.metrics.servedAge.labels({ resource: 'list' }),
-      recording: deps.metrics.servedAge.labels({ resource: 'recording' }),
+      list: deps.metrics.servedAge.series({ resource: 'list' }),
+      recording: deps.metrics.servedAge.series({ resource: 'recording' }),
     };
   }
 

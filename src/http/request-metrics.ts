@@ -1,9 +1,8 @@
 /**
- * Per-request metric series, memoised by label values; the counter is counted locally
- * (batched-series.ts): prom-client would hash the label set on every call, even through a child.
+ * Per-request metric series, memoised by label values and counted locally (batched-series.ts):
+ * prom-client would hash the label set on every call, even through a child.
  */
-import type { Histogram } from 'prom-client';
-import type { CounterSeries } from '../observability/batched-series.js';
+import type { CounterSeries, HistogramSeries } from '../observability/batched-series.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** The series of one combination of label values. */
@@ -13,7 +12,7 @@ interface LastSeries {
   readonly cache: string;
   readonly ws: string | undefined;
   readonly counter: CounterSeries;
-  readonly duration: Histogram.Internal<'route' | 'cache' | 'workspace'>;
+  readonly duration: HistogramSeries;
 }
 
 /**
@@ -22,10 +21,7 @@ interface LastSeries {
  */
 export class RequestMetrics {
   private readonly counters = new Map<string, CounterSeries>();
-  private readonly durations = new Map<
-    string,
-    Histogram.Internal<'route' | 'cache' | 'workspace'>
-  >();
+  private readonly durations = new Map<string, HistogramSeries>();
   /**
    * Per route, the last request's labels and series: a busy gateway answers each route with the
    * same status and cache result over and over, and comparing a few values is cheaper than
@@ -89,15 +85,11 @@ export class RequestMetrics {
     return counter;
   }
 
-  private duration(
-    route: string,
-    cache: string,
-    ws: string | undefined,
-  ): Histogram.Internal<'route' | 'cache' | 'workspace'> {
+  private duration(route: string, cache: string, ws: string | undefined): HistogramSeries {
     const key = `${route}\n${cache}\n${ws ?? ''}`;
     let duration = this.durations.get(key);
     if (duration === undefined) {
-      duration = this.metrics.httpDuration.labels(
+      duration = this.metrics.httpDuration.series(
         ws === undefined ? { route, cache } : { route, cache, workspace: ws },
       );
       this.durations.set(key, duration);

@@ -2,8 +2,16 @@
  * The gateway's Prometheus metrics (DESIGN A7), one registry per app so two apps can share a
  * process. Labels are bounded: never a key, an id or a workspace (except an operator's allow-list).
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { SeriesBatch } from './batched-series.js';
+import {
+  AggregatorRegistry,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type PrometheusContentType,
+} from 'prom-client';
+import { BatchedHistogram, SeriesBatch, type HistogramSnapshot } from './batched-series.js';
 
 /** Latency buckets spanning sub-millisecond cache hits to multi-second upstream calls. */
 export const LATENCY_BUCKETS = [
@@ -37,9 +45,10 @@ export class GatewayMetrics {
 
   /**
    * Time from request to the last byte handed to the socket, by cache outcome (plus `workspace`,
-   * as above).
+   * as above). Observed on every request, so kept outside prom-client (BatchedHistogram) and
+   * exposed by {@link scrape}.
    */
-  readonly httpDuration: Histogram<'route' | 'cache' | 'workspace'>;
+  readonly httpDuration: BatchedHistogram<'route' | 'cache' | 'workspace'>;
 
   /** The workspaces broken out in the `workspace` label; empty: no such label at all. */
   private readonly labelledWorkspaces: ReadonlySet<string>;
@@ -149,13 +158,12 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** The age of each answer when served. */
-  readonly servedAge = new Histogram({
+  /** The age of each answer when served (batched, as httpDuration). */
+  readonly servedAge = new BatchedHistogram({
     name: `${PREFIX}cache_served_age_seconds`,
     help: 'Age of each answer when served (seconds since its data was fetched from the upstream), by resource.',
-    labelNames: ['resource'] as const,
+    labelNames: ['resource'],
     buckets: AGE_BUCKETS,
-    registers: [this.registry],
   });
 
   /** transcoded_url re-signs by signer scheme and result (ok, error). */
@@ -166,12 +174,11 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** Validity left on the earliest-expiring transcoded_url of each response that carries one. */
-  readonly urlRemaining = new Histogram({
+  /** Validity left on the earliest-expiring transcoded_url of each response that carries one (batched, as httpDuration). */
+  readonly urlRemaining = new BatchedHistogram({
     name: `${PREFIX}transcoded_url_remaining_seconds`,
     help: 'Seconds of validity left on the earliest-expiring transcoded_url of each response served.',
     buckets: REMAINING_BUCKETS,
-    registers: [this.registry],
   });
 
   /** Key verdicts by source (static, l1, l2, upstream, limiter) and result (valid, invalid, rate_limited). */
@@ -316,12 +323,11 @@ export class GatewayMetrics {
       registers: [this.registry],
       collect: this.batch.flush,
     });
-    this.httpDuration = new Histogram({
+    this.httpDuration = new BatchedHistogram({
       name: `${PREFIX}http_request_duration_seconds`,
       help: 'Public request duration in seconds, by route and cache outcome (hit, stale, refreshed, miss, collapsed, stale-error, none).',
       labelNames: ['route', 'cache', ...workspace],
       buckets: LATENCY_BUCKETS,
-      registers: [this.registry],
     });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
     this.redisUp.set(0);
@@ -343,15 +349,25 @@ export class GatewayMetrics {
     this.scrapeHooks.push(hook);
   }
 
-  /** Every metric in prom-client's JSON shape (a cluster primary sums its workers'). */
-  async json(): Promise<Array<{ name: string; type: unknown; values: unknown[] }>> {
-    for (const hook of this.scrapeHooks) hook();
-    return this.registry.getMetricsAsJSON();
+  /** The batched histograms' samples, in prom-client's JSON shape. */
+  async batchedJson(): Promise<HistogramSnapshot[]> {
+    return Promise.all([this.httpDuration.get(), this.urlRemaining.get(), this.servedAge.get()]);
   }
 
-  /** The Prometheus text exposition. */
+  /** Every metric, the registry's and the batched ones, in prom-client's JSON shape (a cluster primary sums its workers'). */
+  async json(): Promise<Array<{ name: string; type: unknown; values: unknown[] }>> {
+    for (const hook of this.scrapeHooks) hook();
+    return [...(await this.registry.getMetricsAsJSON()), ...(await this.batchedJson())];
+  }
+
+  /**
+   * The Prometheus text exposition: the registry, merged with a registry built from the batched
+   * histograms' samples by prom-client's public AggregatorRegistry.aggregate (the function it
+   * uses to expose cluster workers' metrics), so prom-client renders every line.
+   */
   async scrape(): Promise<string> {
     for (const hook of this.scrapeHooks) hook();
-    return this.registry.metrics();
+    const batched = AggregatorRegistry.aggregate<PrometheusContentType>([await this.batchedJson()]);
+    return Registry.merge([this.registry, batched]).metrics();
   }
 }

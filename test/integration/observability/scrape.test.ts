@@ -78,8 +78,13 @@ void t.test(
       t.ok(exposed.has(name), `${name} is exported`);
       // From the definition, so a metric this traffic leaves without samples (resigns, Redis
       // errors, evictions) is checked too. prom-client keeps labelNames on the metric; its types omit it.
-      const metric = gw.app.metrics.registry.getSingleMetric(name) as unknown as
-        { labelNames?: readonly string[] } | undefined;
+      const batched = [gw.app.metrics.httpDuration, gw.app.metrics.urlRemaining].find(
+        (histogram) => histogram.name === name,
+      );
+      const metric =
+        batched ??
+        (gw.app.metrics.registry.getSingleMetric(name) as unknown as
+          { labelNames?: readonly string[] } | undefined);
       t.same(
         [...(metric?.labelNames ?? ['(not registered)'])].sort(),
         [...labels].sort(),
