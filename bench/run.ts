@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { startSimulator } from '../src/sim/server.js';
 import type { Settings } from './compare.js';
+import { adaptiveTtlCase } from './adaptive-ttl-case.js';
 import { l1HitCase, l2HitCase } from './hit-case.js';
 import { fleetCase } from './fleet-case.js';
 import { memoryCase } from './memory-case.js';
@@ -31,6 +32,7 @@ const CASES: Record<string, (b: Bench) => Promise<CaseResult>> = {
   workers: workersCase,
   fleet: fleetCase,
   'trace-replay': () => Promise.resolve(traceReplayCase(configuredL1())),
+  'adaptive-ttl': adaptiveTtlCase,
 };
 
 async function main(): Promise<void> {

@@ -58,6 +58,7 @@ function entryOf(id: number): CacheEntry {
     br: null,
     etag: `"${id.toString(16).padStart(27, '0')}"`,
     storedAt: 0,
+    unchangedSince: 0,
     freshUntil: Number.MAX_SAFE_INTEGER,
     staleUntil: Number.MAX_SAFE_INTEGER,
     urlDeadline: Infinity,

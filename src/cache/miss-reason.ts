@@ -19,6 +19,17 @@ export const MISS_REASONS: readonly MissReason[] = [
   'unverified',
 ];
 
+/**
+ * Why one tier's lookup missed: the request's bound refused what was held (`client`), what was
+ * held was past serving (`expired`), L1 let the key go for room lately (`evicted`, asked only
+ * when nothing was held), or nothing was there (`cold`).
+ */
+export function missReasonOf(held: boolean, unmet: boolean, evicted: () => boolean): MissReason {
+  if (unmet) return 'client';
+  if (held) return 'expired';
+  return evicted() ? 'evicted' : 'cold';
+}
+
 /** When several tiers say something, the most telling reason is kept: what the client asked, then what a tier held, then what it lost. */
 const RANK: Readonly<Record<MissReason, number>> = {
   unverified: 4,

@@ -51,10 +51,42 @@ const nullableString = z.string().min(1).nullable();
 const HOST_NAME =
   /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
+/** An adaptive TTL's floor: 0 would make every changed entry stale the moment it is stored. */
+const adaptiveMin = duration.refine((ms) => ms >= 1000, 'at least 1s');
+
+/** cache.ttl.adaptive (cache/entry/adaptive-ttl.ts): TTLs that follow how long data stays unchanged. */
+const adaptiveTtl = z.strictObject({
+  enabled: z.boolean(),
+  min: adaptiveMin,
+  max: duration,
+});
+
+/** An issue when an adaptive TTL's max is below its min (checked after overrides are applied). */
+function checkAdaptiveBounds(
+  min: number,
+  max: number,
+  ctx: z.RefinementCtx,
+  path: (string | number)[],
+): void {
+  if (max < min)
+    ctx.addIssue({
+      code: 'custom',
+      path,
+      message: `must be at least min (${min} ms), got ${max} ms`,
+    });
+}
+
 const ttlOverrides = z.strictObject({
   list: duration.optional(),
   recording: duration.optional(),
   notFound: duration.optional(),
+  adaptive: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      min: adaptiveMin.optional(),
+      max: duration.optional(),
+    })
+    .optional(),
 });
 
 /** A quota window: whole seconds at least, since the RateLimit headers count in seconds. */
@@ -176,7 +208,12 @@ export const configSchema = z
         commandTimeout: duration,
         connectTimeout: duration,
       }),
-      ttl: z.strictObject({ list: duration, recording: duration, notFound: duration }),
+      ttl: z.strictObject({
+        list: duration,
+        recording: duration,
+        notFound: duration,
+        adaptive: adaptiveTtl,
+      }),
       staleWhileRevalidate: duration,
       staleIfError: duration,
       compressMinBytes: bytes,
@@ -317,6 +354,19 @@ export const configSchema = z
         path: ['auth', 'keyFile'],
         message: `required with auth.mode ${config.auth.mode}`,
       });
+    }
+    const adaptive = config.cache.ttl.adaptive;
+    checkAdaptiveBounds(adaptive.min, adaptive.max, ctx, ['cache', 'ttl', 'adaptive', 'max']);
+    for (const [name, overrides] of Object.entries(config.workspaces)) {
+      const own = overrides.ttl?.adaptive;
+      if (own?.min !== undefined || own?.max !== undefined)
+        checkAdaptiveBounds(own.min ?? adaptive.min, own.max ?? adaptive.max, ctx, [
+          'workspaces',
+          name,
+          'ttl',
+          'adaptive',
+          own.max !== undefined ? 'max' : 'min',
+        ]);
     }
     if (
       config.cache.redis.mode === 'cluster' &&

@@ -233,8 +233,8 @@ export class PublicHandler {
         const l1Started = performance.now();
         const entry = this.deps.readThrough.hit(verified, now);
         if (entry !== undefined) {
-          lookup.l1Ms = performance.now() - l1Started;
-          trace.serverTiming = serverTiming(lookup);
+          lookup.status.l1Ms = performance.now() - l1Started;
+          trace.serverTiming = serverTiming(lookup.status);
           // Recorded only for a hit: a miss here is looked up again (and recorded) by serve().
           trace.span?.child('cache.l1 lookup', SpanKind.INTERNAL, L1_HIT, l1Started).end();
           this.observeUrls(entry, now);
@@ -290,7 +290,7 @@ export class PublicHandler {
         return;
       }
       const now = this.deps.clock.now();
-      trace.serverTiming = serverTiming(lookup);
+      trace.serverTiming = serverTiming(lookup.status);
       this.observeUrls(served.entry, now);
       this.servedAge[lookup.resource].observe(Math.max(0, now - served.entry.storedAt) / 1000);
       const status = writeEntry(req.headers, res, served.entry, served.outcome, now, trace);
@@ -337,7 +337,7 @@ export class PublicHandler {
       error instanceof GatewayError
         ? error
         : new GatewayError('INTERNAL', undefined, { cause: error });
-    if (trace.lookup !== undefined) trace.serverTiming = serverTiming(trace.lookup);
+    if (trace.lookup !== undefined) trace.serverTiming = serverTiming(trace.lookup.status);
     if (!(error instanceof GatewayError))
       this.deps.logger.error({ err: error, reqId: trace.requestId }, 'unexpected error');
     if (res.headersSent || res.destroyed) {

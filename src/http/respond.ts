@@ -49,7 +49,7 @@ export interface ResponseContext {
   /** The key's RateLimit-Policy and RateLimit fields once its quota was counted, else null. */
   readonly rateLimit: RateLimitFields | null;
   /** What the cache did for the request (a miss's reason, its upstream status), when it got that far. */
-  readonly lookup?: CacheStatus | undefined;
+  readonly lookup?: { readonly status: CacheStatus } | undefined;
   /** The Server-Timing value (server-timing.ts), when the request reached the cache. */
   readonly serverTiming?: string | undefined;
 }
@@ -154,7 +154,7 @@ export function writeEntry(
       ? ctx.memo.hitValues(left)
       : [
           `private, max-age=${outcome === 'stale' || outcome === 'stale-error' ? 0 : Math.max(0, left)}`,
-          cacheStatus(entry, outcome, now, ctx.lookup),
+          cacheStatus(entry, outcome, now, ctx.lookup?.status),
         ];
   // Name/value pairs, one pair a line. Content-Type, Content-Encoding and Content-Length describe
   // the body, so they are added only when one is sent: a 304 carries the fields RFC 9110 §15.4.5

@@ -7,6 +7,12 @@ import type { WorkspaceId } from '../brands.js';
 import type { ReplicaAcknowledgement } from './durable-write.js';
 import type { Applied, PurgeReceipts } from './receipts.js';
 
+/** How long to wait before reading the log's tip again after a failed read (ms). */
+const TIP_RETRY_MS = 50;
+
+const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms).unref());
+
 /** The answer's status and the fields it adds to the purge's body. */
 export interface Confirmation {
   readonly status: 200 | 202;
@@ -25,15 +31,11 @@ export class PurgeConfirmations {
    * Never rejects: the purge is made whatever the confirmation finds.
    */
   async confirm(workspace: WorkspaceId, waitMs: number | null): Promise<Confirmation> {
-    // Read before anything else, so the entry waited for is the purge's or a later one.
-    const target =
-      waitMs === null || this.receipts === null
-        ? undefined
-        : await this.receipts.logTip().catch(() => null);
-    // The replica's acknowledgement and the instances' are awaited together.
+    // The replica's acknowledgement and the instances' are awaited together; neither waits on
+    // the other's round trips.
     const [durability, applied] = await Promise.all([
       this.replicas?.confirm(workspace),
-      waitMs === null ? undefined : this.#applied(target, waitMs),
+      waitMs === null ? undefined : this.#applied(waitMs),
     ]);
     const durable =
       durability === undefined
@@ -48,10 +50,18 @@ export class PurgeConfirmations {
     return { status: applied.lagging.length === 0 ? 200 : 202, fields: { ...durable, applied } };
   }
 
-  async #applied(target: string | null | undefined, waitMs: number): Promise<Applied | undefined> {
+  async #applied(waitMs: number): Promise<Applied | undefined> {
     // Without Redis the purge is this instance's alone, applied before the answer.
     if (this.receipts === null) return { instances: 1, of: 1, lagging: [], expired: [] };
-    if (typeof target !== 'string') return undefined;
-    return this.receipts.applied(target, waitMs);
+    const deadline = performance.now() + waitMs;
+    // Read once the purge is made, so the entry waited for is the purge's or a later one; a read
+    // that failed (a command late on a loaded host) is tried again within the wait.
+    for (;;) {
+      const target = await this.receipts.logTip().catch(() => null);
+      const remaining = deadline - performance.now();
+      if (target !== null) return this.receipts.applied(target, Math.max(0, remaining));
+      if (remaining <= 0) return undefined;
+      await sleep(Math.min(TIP_RETRY_MS, remaining));
+    }
   }
 }

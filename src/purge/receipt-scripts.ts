@@ -13,7 +13,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 /**
  * An instance renews its liveness and, when ARGV[3] is not empty, records the last purge-log entry
- * it applied; with ARGV[6] '1' (it applied new entries) it announces that on ARGV[5]. ARGV[1] the
+ * it applied; with ARGV[6] '1' (it applied new entries) it announces that on ARGV[5] as
+ * `<instance> <entry>` (receipts.ts#acknowledgementOf reads it). ARGV[1] the
  * instance id, ARGV[2] its expiry (ms), ARGV[4] how long an expired instance is still reported
  * before it is forgotten (ms). Returns Redis's clock (ms).
  */
@@ -21,7 +22,7 @@ export const RENEW_SCRIPT = `${NOW}
 redis.call('zadd', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 if ARGV[3] ~= '' then
   redis.call('hset', KEYS[2], ARGV[1], ARGV[3])
-  if ARGV[6] == '1' then redis.call('publish', ARGV[5], ARGV[1]) end
+  if ARGV[6] == '1' then redis.call('publish', ARGV[5], ARGV[1] .. ' ' .. ARGV[3]) end
 end
 local gone = redis.call('zrangebyscore', KEYS[1], '-inf', now - tonumber(ARGV[4]), 'LIMIT', 0, 100)
 if #gone > 0 then

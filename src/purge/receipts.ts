@@ -7,8 +7,9 @@
  * newest entry of the log once the purge has answered, which is its own or a later one: waiting
  * for it can only wait for more, never for less.
  *
- * Waiters re-check when an instance announces an acknowledgement (pub/sub, subscribed on the
- * first wait) and at least every RECHECK_MS, since a message is a hint that can be lost.
+ * Each announcement names the instance and the entry it reached (pub/sub, subscribed on the first
+ * wait), so a waiter counts it without a round trip; Redis is re-read at least every RECHECK_MS,
+ * since a message can be lost.
  */
 import type { SharedRedis } from '../redis/shared-redis.js';
 import { subscribeChannel } from '../redis/channel-subscription.js';
@@ -19,7 +20,7 @@ import {
   purgeLogKey,
 } from '../redis/key-layout.js';
 import { defineScript, type ScriptRunner } from '../redis/script.js';
-import { reaches } from './log-ids.js';
+import { reaches, writtenAt } from './log-ids.js';
 import { EXPIRED_REPORTED_MS } from './liveness.js';
 import { STATUS_SCRIPT } from './receipt-scripts.js';
 
@@ -35,21 +36,56 @@ export interface Applied {
   readonly expired: readonly string[];
 }
 
-/** A re-check without a wake-up after this long (ms), in case an announcement was lost. */
+/** A re-read of Redis without a hint after this long (ms), in case an announcement was lost. */
 const RECHECK_MS = 100;
 
-const sleep = (ms: number): Promise<void> =>
-  new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
+/** An instance's announcement that it applied the log through `entry`. */
+export interface Acknowledgement {
+  readonly instance: string;
+  readonly entry: string;
+}
+
+/**
+ * An announcement as liveness publishes it (`<instance> <entry>`, receipt-scripts.ts); undefined
+ * for any other message (an older release announced the instance alone): only a hint to re-read.
+ */
+export function acknowledgementOf(message: string | undefined): Acknowledgement | undefined {
+  const at = message?.lastIndexOf(' ') ?? -1;
+  if (message === undefined || at <= 0) return undefined;
+  const entry = message.slice(at + 1);
+  return writtenAt(entry) === undefined ? undefined : { instance: message.slice(0, at), entry };
+}
+
+/** What Redis said of the live instances at one read. */
+interface Status {
+  readonly live: readonly string[];
+  /** The entry each live instance had recorded ('' for none), in the order of `live`. */
+  readonly applied: readonly string[];
+  readonly expired: readonly string[];
+}
 
 function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.map(String) : [];
+}
+
+/** The receipt Redis's last answer and the announcements heard since make. */
+function judge(status: Status, heard: ReadonlyMap<string, string>, target: string): Applied {
+  const lagging = status.live.filter(
+    (id, i) => !reaches(status.applied[i] ?? '', target) && !reaches(heard.get(id) ?? '', target),
+  );
+  return {
+    instances: status.live.length - lagging.length,
+    of: status.live.length,
+    lagging: [...lagging].sort(),
+    expired: [...status.expired].sort(),
+  };
 }
 
 /** Waits for purge receipts over one Redis deployment. */
 export class PurgeReceipts {
   readonly #redis: SharedRedis;
   readonly #status: ScriptRunner;
-  readonly #waiters = new Set<() => void>();
+  readonly #listeners = new Set<(ack: Acknowledgement | undefined) => void>();
   #subscribed = false;
 
   constructor(redis: SharedRedis) {
@@ -72,28 +108,59 @@ export class PurgeReceipts {
   /**
    * Resolves once every live instance has applied log entry `target`, or with the lagging ones
    * after `timeoutMs`; undefined when Redis never answered within it.
+   *
+   * Redis is read once; then each announcement (which names the instance and the entry it
+   * reached) is counted as it arrives, with no round trip. Redis is read again on a message
+   * that names no entry, after a re-subscription, and after RECHECK_MS without one: that read
+   * is what catches a lost announcement and an instance whose liveness expired.
    */
   async applied(target: string, timeoutMs: number): Promise<Applied | undefined> {
     const deadline = performance.now() + timeoutMs;
-    this.#subscribe();
-    let last: Applied | undefined;
-    for (;;) {
-      let woken: () => void = () => {};
-      // Listening before reading, so an announcement landing in between is not missed.
-      const wake = new Promise<void>((resolve) => (woken = resolve));
-      this.#waiters.add(woken);
-      try {
-        last = (await this.#read(target)) ?? last;
+    const heard = new Map<string, string>();
+    let hinted = false;
+    let signal: () => void = () => {};
+    const listener = (ack: Acknowledgement | undefined): void => {
+      if (ack === undefined) hinted = true;
+      else {
+        const before = heard.get(ack.instance);
+        if (before === undefined || reaches(ack.entry, before)) heard.set(ack.instance, ack.entry);
+      }
+      signal();
+    };
+    // Listening before reading, so an announcement landing in between is not missed.
+    this.#listeners.add(listener);
+    try {
+      this.#subscribe();
+      let status: Status | undefined;
+      let reread = true;
+      for (;;) {
+        if (reread) {
+          hinted = false;
+          status = (await this.#read()) ?? status;
+        }
+        const last = status === undefined ? undefined : judge(status, heard, target);
         const remaining = deadline - performance.now();
         if ((last !== undefined && last.lagging.length === 0) || remaining <= 0) return last;
-        await Promise.race([wake, sleep(Math.min(RECHECK_MS, remaining))]);
-      } finally {
-        this.#waiters.delete(woken);
+        if (hinted) {
+          reread = true;
+          continue;
+        }
+        const timedOut = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(true), Math.min(RECHECK_MS, remaining)).unref();
+          signal = () => {
+            clearTimeout(timer);
+            resolve(false);
+          };
+        });
+        signal = () => {};
+        reread = timedOut || hinted;
       }
+    } finally {
+      this.#listeners.delete(listener);
     }
   }
 
-  async #read(target: string): Promise<Applied | undefined> {
+  async #read(): Promise<Status | undefined> {
     const { prefix } = this.#redis;
     const answer = await this.#redis.instanceGuard.attempt(
       'purge',
@@ -107,28 +174,25 @@ export class PurgeReceipts {
       undefined,
     );
     if (!Array.isArray(answer)) return undefined;
-    const live = strings(answer[0]);
-    const applied = strings(answer[1]);
-    const lagging = live.filter((_, i) => !reaches(applied[i] ?? '', target));
-    return {
-      instances: live.length - lagging.length,
-      of: live.length,
-      lagging: lagging.sort(),
-      expired: strings(answer[2]).sort(),
-    };
+    return { live: strings(answer[0]), applied: strings(answer[1]), expired: strings(answer[2]) };
   }
 
-  /** Subscribes to acknowledgements on the first wait; kept for later ones. */
+  /**
+   * Subscribes to acknowledgements on the first wait (kept for later ones). Once the
+   * subscription is live, waiters read Redis again: what was announced before it is recorded there.
+   */
   #subscribe(): void {
     if (this.#subscribed) return;
     this.#subscribed = true;
+    const hint = (ack: Acknowledgement | undefined): void => {
+      for (const listener of this.#listeners) listener(ack);
+    };
     const stop = subscribeChannel({
       subscriber: this.#redis.subscriber,
       channel: appliedChannel(this.#redis.prefix),
       guard: this.#redis.instanceGuard,
-      wake: () => {
-        for (const waiter of this.#waiters) waiter();
-      },
+      wake: (message) => hint(acknowledgementOf(message)),
+      subscribed: () => hint(undefined),
     });
     this.#redis.onClose(stop);
   }

@@ -16,6 +16,8 @@ export interface ChannelSubscriptionOptions {
   readonly guard: RedisGuard;
   /** Called with every message on the channel, and with none after the subscription is back following a disconnect. */
   readonly wake: (message?: string) => void;
+  /** Called each time the channel is subscribed (the first time included): messages flow from now on. */
+  readonly subscribed?: () => void;
 }
 
 const RESUBSCRIBE_RETRY_MS = 1000;
@@ -39,6 +41,7 @@ export function subscribeChannel(options: ChannelSubscriptionOptions): () => voi
       () => {
         if (subscribedOnce) options.wake();
         subscribedOnce = true;
+        options.subscribed?.();
       },
       (error: unknown) => {
         guard.report('subscribe', error);

@@ -2,11 +2,14 @@
  * Runs the upstream simulator on its own: `npm run sim` or `node dist/sim/main.js`, set by SIM_PORT
  * (8090), SIM_HOST (127.0.0.1), SIM_URL_SCHEME (cloud-cdn), SIM_URL_LIFETIME (1h), SIM_SEED,
  * SIM_VALIDATORS (on; off sends no ETag/Last-Modified and never 304), SIM_CHURN_PER_MINUTE (0: the
- * fraction of recordings edited per minute), SIM_CACHE_CONTROL (none: a Cache-Control to send).
+ * fraction of recordings edited per minute), SIM_CHURN_SHARE and SIM_CHURN_EVERY (none, 10m: that
+ * share of recordings changes about that often, the rest never), SIM_CACHE_CONTROL (none: a
+ * Cache-Control to send).
  */
 import { pathToFileURL } from 'node:url';
 import { parseDuration } from '../config/duration.js';
 import { startSimulator } from './server.js';
+import type { ShareChurnOptions } from './share-churn.js';
 import { SIM_URL_SCHEMES } from './url-signing.js';
 import type { SimUrlScheme } from './url-signing.js';
 
@@ -33,7 +36,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     throw new TypeError(
       `SIM_CHURN_PER_MINUTE must be a fraction from 0 to 1, got ${env['SIM_CHURN_PER_MINUTE']}`,
     );
+  const churn = shareChurnOf(env);
   const sim = await startSimulator({
+    ...(churn === undefined ? {} : { churn }),
     validators: validators === 'on',
     churnPerMinute,
     ...(env['SIM_CACHE_CONTROL'] === undefined ? {} : { cacheControl: env['SIM_CACHE_CONTROL'] }),
@@ -47,6 +52,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     `upstream simulator listening: ${sim.baseUrlTemplate}`,
     `transcoded_url scheme: ${scheme}, signed for ${urlLifetimeMs / 1000} s`,
     `validators (ETag, Last-Modified, 304): ${validators}; churn: ${churnPerMinute * 100}% of recordings per minute`,
+    ...(churn === undefined
+      ? []
+      : [
+          `churn by share: ${churn.share * 100}% of recordings, each about every ${churn.everyMs / 1000} s`,
+        ]),
   ];
   // These are the simulator's own demo keys, meant to be copied into curl lines.
   for (const [workspace, keys] of Object.entries(sim.keys))
@@ -57,6 +67,21 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/** SIM_CHURN_SHARE / SIM_CHURN_EVERY as startSimulator's `churn`, or undefined when unset. */
+function shareChurnOf(env: NodeJS.ProcessEnv): ShareChurnOptions | undefined {
+  const raw = env['SIM_CHURN_SHARE'];
+  if (raw === undefined || raw === '') return undefined;
+  const share = Number(raw);
+  if (!(share >= 0 && share <= 1))
+    throw new TypeError(`SIM_CHURN_SHARE must be a fraction from 0 to 1, got ${raw}`);
+  const everyMs = parseDuration(env['SIM_CHURN_EVERY'] ?? '10m');
+  if (everyMs === undefined || everyMs <= 0)
+    throw new TypeError(
+      `SIM_CHURN_EVERY must be a positive duration (90s, 10m), got ${env['SIM_CHURN_EVERY']}`,
+    );
+  return { share, everyMs };
 }
 
 // Run only when executed directly, so tests can import main() without starting a server.

@@ -20,6 +20,7 @@ import { FaultStore } from './faults.js';
 import type { FaultControl } from './faults.js';
 import { Prng, hashSeed } from './prng.js';
 import { parsePaging, routeRequest } from './routes.js';
+import { ShareChurn, type ShareChurnOptions } from './share-churn.js';
 import { SIM_URL_SCHEMES, TranscodedUrlSigner, generateSigningKeys } from './url-signing.js';
 import type { SimSigningKeys, SimUrlScheme } from './url-signing.js';
 import { verifyTranscodedUrl } from './url-verify.js';
@@ -55,6 +56,11 @@ export interface SimulatorOptions {
    * spread over one-second steps (default 0: data never changes by itself).
    */
   churnPerMinute?: number;
+  /**
+   * Churn by share (share-churn.ts): `share` of each workspace's recordings change about every
+   * `everyMs` on the simulator's clock, the rest never; which and when follow the seed (default none).
+   */
+  churn?: ShareChurnOptions;
 }
 
 /** A running simulator. */
@@ -78,6 +84,8 @@ export interface Simulator {
   setUrlScheme(scheme: SimUrlScheme): void;
   /** Turns validators and 304 answers on or off from the next request on. */
   setValidators(on: boolean): void;
+  /** Applies the changes `churn` has due by the clock's now (every request does so first). */
+  catchUp(): void;
   /** Edits one recording (by UUID or link code) as churn does; returns it as now stored. */
   changeRecording(workspace: string, idOrCode: string): Recording;
   /** Stops listening and destroys every connection, hung ones included. */
@@ -133,12 +141,24 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const timers = new Set<NodeJS.Timeout>();
   const data: Record<string, Recording[]> = {};
   for (const [ws, catalog] of catalogs) data[ws] = [...catalog.recordings];
-  const touch = (ws: string, catalog: WorkspaceCatalog, index: number): Recording => {
-    const changed = catalog.touch(index, clock.now());
+  const touch = (ws: string, catalog: WorkspaceCatalog, index: number, at = clock.now()) => {
+    const changed = catalog.touch(index, at);
     const copy = data[ws];
     if (copy !== undefined) copy[index] = changed;
     return changed;
   };
+
+  const shareChurn =
+    options.churn === undefined
+      ? undefined
+      : new ShareChurn(
+          new Map([...catalogs].map(([ws, catalog]) => [ws, catalog.recordings.length])),
+          options.churn,
+          seed,
+          clock.now(),
+        );
+  const catchUp = (): void =>
+    shareChurn?.catchUp(clock.now(), (ws, index, at) => touch(ws, catalogs.get(ws)!, index, at));
 
   /** A 200, or a 304 when validators are on and the request's conditions say nothing changed. */
   const sendCurrent = (
@@ -163,6 +183,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
 
   const answer = (req: IncomingMessage, res: ServerResponse, path: string, query: string): void => {
+    catchUp();
     const route = routeRequest(path, req.headers.host);
     const catalog = route === undefined ? undefined : catalogs.get(route.workspace);
     if (route === undefined || catalog === undefined) {
@@ -272,6 +293,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     faults,
     counters,
     signingKeys,
+    catchUp,
     verifyTranscodedUrl: (url) => verifyTranscodedUrl(signingKeys, url, clock.now()),
     setUrlScheme: (next) => {
       scheme = checkScheme(next);

@@ -109,6 +109,23 @@ export class RequestTrace {
     if (isSpanContextValid(context)) this.span.addLink({ context });
   }
 
+  /**
+   * A trace of its own for background work this request started (a refresh, an audit): a new
+   * root span linked to this request's, which outlives the request without keeping it. Null when
+   * this request records nothing: its background work then records nothing either. The caller
+   * ends it with end().
+   */
+  detached(name: string, attributes: Attributes): RequestTrace | null {
+    if (!this.recording || this.tracer === null) return null;
+    const span = this.tracer.startSpan(name, {
+      kind: SpanKind.INTERNAL,
+      attributes,
+      root: true,
+      links: [{ context: this.span.spanContext() }],
+    });
+    return new RequestTrace(span, trace.setSpan(ROOT_CONTEXT, span), this.tracer);
+  }
+
   /** The traceparent (and tracestate) headers for a request sent under `span`. */
   headers(span: Span): Record<string, string> {
     return traceHeaders(span.spanContext());

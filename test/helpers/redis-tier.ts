@@ -145,6 +145,7 @@ export function makeEntry(overrides: Partial<CacheEntry> = {}, now = Date.now())
     br: null,
     etag: '"abc123"',
     storedAt: now,
+    unchangedSince: now,
     freshUntil: now + 60_000,
     staleUntil: now + 600_000,
     urlDeadline: Infinity,

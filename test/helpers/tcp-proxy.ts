@@ -22,9 +22,11 @@ export interface TcpProxy {
   /**
    * Keeps what the target sends in the proxy until release(): the client receives nothing
    * meanwhile, and a connection that closes first loses it (unlike a stopped process, whose
-   * kernel would still have received it).
+   * kernel would still have received it). With `only: 'replication'`, only on connections whose
+   * client asked the target for its replication stream (a replica's SYNC or PSYNC): every other
+   * client keeps being answered.
    */
-  hold(): void;
+  hold(only?: 'replication'): void;
   release(): void;
   /** Drops every connection and stops listening. */
   close(): Promise<void>;
@@ -39,6 +41,7 @@ export async function startTcpProxy(
   const sockets = new Set<Socket>();
   let cut = false;
   let held: Array<() => void> | undefined;
+  let replicationOnly = false;
   const server = createServer((client) => {
     if (cut) {
       client.destroy();
@@ -46,13 +49,17 @@ export async function startTcpProxy(
     }
     const upstream = createConnection(target);
     sockets.add(client).add(upstream);
+    let replication = false;
+    client.on('data', (chunk: Buffer) => {
+      replication ||= /\r\nP?SYNC\r\n/i.test(chunk.toString('latin1'));
+    });
     if (forward === undefined) client.pipe(upstream);
     else
       client.on('data', (chunk: Buffer) => {
         if (forward(chunk)) upstream.write(chunk);
       });
     upstream.on('data', (chunk: Buffer) => {
-      if (held === undefined) client.write(chunk);
+      if (held === undefined || (replicationOnly && !replication)) client.write(chunk);
       else held.push(() => client.write(chunk));
     });
     for (const socket of [client, upstream]) {
@@ -82,7 +89,8 @@ export async function startTcpProxy(
     restore() {
       cut = false;
     },
-    hold() {
+    hold(only) {
+      replicationOnly = only === 'replication';
       held ??= [];
     },
     release() {

@@ -10,6 +10,7 @@ import type { ListPage, Recording } from '../../recording.js';
 import type { RevalidatedAnswer, Validators } from '../../upstream/types.js';
 import type { CacheEntry } from '../entry/entry.js';
 import type { Lookup } from '../lookup.js';
+import { callUpstream } from '../upstream-call.js';
 
 /** What one audit found: the served data was still current, had changed, or nobody could say. */
 export type AuditResult = 'consistent' | 'inconsistent' | 'error';
@@ -29,7 +30,40 @@ export type Keep = (answer: RevalidatedAnswer<ListPage | Recording>, started: nu
 
 /** Runs audits; which hits to audit is AuditSampler's to say. */
 export class Auditor {
+  /**
+   * Entries under audit, by the entry's flight key, so a hot entry is audited once at a time;
+   * `more` counts the samples that fell on the same entry meanwhile, which share its verdict.
+   */
+  private readonly running = new Map<string, { entry: CacheEntry; more: number }>();
+
   constructor(private readonly deps: AuditorDeps) {}
+
+  /**
+   * Whether `flightKey`'s entry is under audit already. A sample of the same entry then takes that
+   * audit's verdict, without a fetch of its own: dropping it would leave out exactly the stale
+   * answers served while a changed entry is being audited, and bias the measured share low.
+   */
+  joined(flightKey: string, entry: CacheEntry): boolean {
+    const under = this.running.get(flightKey);
+    if (under === undefined) return false;
+    if (under.entry === entry) under.more++;
+    return true;
+  }
+
+  /**
+   * Audits `entry` in the background, once at a time per entry (`flightKey`; joined() first).
+   * `lookup` is a detached one (lookup.ts): it holds no request, and its trace ends with the audit.
+   */
+  auditLater(flightKey: string, lookup: Lookup, entry: CacheEntry, keep: Keep): void {
+    const run = { entry, more: 0 };
+    this.running.set(flightKey, run);
+    void this.audit(lookup, entry, keep)
+      .then((result) => this.countAgain(lookup.resource, result, run.more))
+      .finally(() => {
+        this.running.delete(flightKey);
+        lookup.trace?.span.end();
+      });
+  }
 
   /** Revalidates `entry` (just served for `lookup`) and counts the result; never throws. */
   async audit(lookup: Lookup, entry: CacheEntry, keep: Keep): Promise<AuditResult> {
@@ -57,7 +91,7 @@ export class Auditor {
     const started = this.deps.now();
     let answer: RevalidatedAnswer<ListPage | Recording>;
     try {
-      answer = await lookup.fetch(lookup.apiKey, this.deps.validatorsFor(entry, started));
+      answer = await callUpstream(lookup, this.deps.validatorsFor(entry, started));
     } catch (error) {
       this.deps.logger.debug({ workspace: lookup.workspace, err: error }, 'audit fetch failed');
       return 'error';

@@ -125,15 +125,16 @@ function decodeEntry(buf: Buffer): CacheEntry | undefined {
     Buffer,
     Buffer,
   ];
-  const [storedAt, freshUntil, staleUntil, urlDeadline, urlExpiry, resignAt, fetchMs] = numbers as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [
+    storedAt,
+    freshUntil,
+    staleUntil,
+    urlDeadline,
+    urlExpiry,
+    resignAt,
+    fetchMs,
+    unchangedSince,
+  ] = numbers as [number, number, number, number, number, number, number, number];
   if ((flags & HAS_GZIP) === 0 && gzip.length > 0) return undefined;
   if ((flags & HAS_BR) === 0 && br.length > 0) return undefined;
   const validators = {
@@ -158,6 +159,7 @@ function decodeEntry(buf: Buffer): CacheEntry | undefined {
     validators: Object.keys(validators).length > 0 ? validators : null,
     fetchMs,
     surrogates: surrogates.toString('utf8'),
+    unchangedSince,
   };
 }
 

@@ -49,6 +49,12 @@ export interface CacheEntry {
    * URL of unknown expiry, which a 304 could not vouch for: factory.ts).
    */
   readonly validators: Validators | null;
+  /**
+   * Since when the data is known unchanged, epoch ms (adaptive-ttl.ts): its Last-Modified or its
+   * fetch, kept by every 304 that renews it, so the TTL of an entry that keeps coming back 304
+   * grows. Carried in L2, so every instance renews it alike.
+   */
+  readonly unchangedSince: number;
   /** How long the upstream fetch behind the entry took, ms (XFetch's δ for refresh-ahead); 0: unknown. */
   readonly fetchMs: number;
   /**

@@ -18,6 +18,7 @@ import {
   type UrlPolicyResult,
 } from '../../signing/url-policy.js';
 import type { Resource, Validators } from '../../upstream/types.js';
+import { adaptiveTtlOf, unchangedSinceOf } from './adaptive-ttl.js';
 import type { CacheEntry } from './entry.js';
 import { NOT_FETCHED, type Fetched } from './fetched.js';
 import { staleUntilOf } from './state.js';
@@ -158,12 +159,17 @@ export class EntryFactory {
       surrogatesOf(page.recordings),
     );
     // The page's validators are the page's, not its recordings': those are refreshed in full.
-    const ofRecordings: Fetched = { ...fetched, validators: null };
+    // Each recording is unchanged at least since the page's Last-Modified (its newest change).
+    const ofRecordings: Fetched = {
+      ...fetched,
+      validators: null,
+      unchangedSince: unchangedSinceFrom(fetched, now),
+    };
     const recordings = (): CacheEntry[] => {
       // build() gives a recording at most ttl.recording + the longer stale window to live; with
       // all three 0 the store would drop every one, so none is built (serialised, hashed).
       const timings = this.settings().timings.for(workspace);
-      if (staleUntilOf(timings.recording, timings) <= 0) return [];
+      if (staleUntilOf(timings.adaptive?.max ?? timings.recording, timings) <= 0) return [];
       return page.recordings.map((recording, index) =>
         this.build(
           workspace,
@@ -217,6 +223,7 @@ export class EntryFactory {
       validators: null,
       fetchMs,
       surrogates: '',
+      unchangedSince: now,
     };
   }
 
@@ -247,14 +254,27 @@ export class EntryFactory {
     fetched: Fetched,
   ): CacheEntry {
     // A 304 may carry updated validators (RFC 9111 §4.3.4); without them the stored ones hold.
-    const renewal: Fetched = { ...fetched, validators: fetched.validators ?? entry.validators };
+    // It also says the data has not changed since the renewed entry's unchangedSince: kept, so
+    // an adaptive TTL grows with every 304.
+    const renewal: Fetched = {
+      ...fetched,
+      validators: fetched.validators ?? entry.validators,
+      unchangedSince: entry.unchangedSince,
+    };
     if (now >= entry.urlDeadline) {
       const parsed = JSON.parse(entry.body.toString('utf8')) as ListPage | Recording;
       return resource === 'list'
         ? this.list(workspace, parsed as ListPage, now, renewal).list
         : this.recording(workspace, parsed as Recording, now, renewal);
     }
-    const freshUntil = this.freshUntilOf(workspace, resource, entry, now, renewal);
+    const freshUntil = this.freshUntilOf(
+      workspace,
+      resource,
+      entry,
+      now,
+      renewal,
+      entry.unchangedSince,
+    );
     return {
       ...entry,
       storedAt: now,
@@ -368,7 +388,15 @@ export class EntryFactory {
     fetched: Fetched,
     surrogates: string,
   ): CacheEntry {
-    const freshUntil = this.freshUntilOf(workspace, resource, facts, storedAt, fetched);
+    const unchangedSince = unchangedSinceFrom(fetched, storedAt);
+    const freshUntil = this.freshUntilOf(
+      workspace,
+      resource,
+      facts,
+      storedAt,
+      fetched,
+      unchangedSince,
+    );
     return {
       kind: 'entry',
       status: 200,
@@ -389,6 +417,7 @@ export class EntryFactory {
       validators: facts.hasUnknown ? null : fetched.validators,
       fetchMs: fetched.fetchMs,
       surrogates,
+      unchangedSince,
     };
   }
 
@@ -399,14 +428,22 @@ export class EntryFactory {
     facts: Omit<UrlFacts, 'hasUnknown'> & { readonly hasUnknown?: boolean },
     storedAt: number,
     fetched: Fetched,
+    unchangedSince: number,
   ): number {
     // An answer the origin said not to store (no-store, honor) is stored nowhere (the flow), and
     // tells the client so: fresh for no time, max-age=0, and Cache-Status without `stored`.
     if (!fetched.store) return storedAt;
     const { config, timings: table } = this.settings();
     const timings = table.for(workspace);
+    // An adaptive TTL replaces the fixed one and nothing else: every cap below applies to it alike.
+    const configured =
+      timings.adaptive !== null
+        ? adaptiveTtlOf(timings.adaptive, storedAt, unchangedSince)
+        : resource === 'list'
+          ? timings.list
+          : timings.recording;
     // The origin's max-age / s-maxage (upstream.cacheControl honor) caps the TTL, never lengthens it.
-    const ttl = Math.min(resource === 'list' ? timings.list : timings.recording, fetched.maxAgeMs);
+    const ttl = Math.min(configured, fetched.maxAgeMs);
     let freshUntil = storedAt + ttl;
     // A URL whose expiry cannot be read is trusted for signing.unknownTtl at most.
     if (facts.hasUnknown === true)
@@ -439,5 +476,15 @@ export class EntryFactory {
 
 /** What a rebuilt entry (re-signed, URLs nulled) keeps of the fetch behind it. */
 function keptFrom(entry: CacheEntry): Fetched {
-  return { ...NOT_FETCHED, fetchMs: entry.fetchMs, validators: entry.validators };
+  return {
+    ...NOT_FETCHED,
+    fetchMs: entry.fetchMs,
+    validators: entry.validators,
+    unchangedSince: entry.unchangedSince,
+  };
+}
+
+/** Since when a body fetched at `fetchedAt` is known unchanged (adaptive-ttl.ts#unchangedSinceOf). */
+function unchangedSinceFrom(fetched: Fetched, fetchedAt: number): number {
+  return fetched.unchangedSince ?? unchangedSinceOf(fetched.validators, fetchedAt);
 }

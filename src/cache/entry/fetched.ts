@@ -14,6 +14,11 @@ export interface Fetched {
   readonly maxAgeMs: number;
   /** False when the origin said no-store (honor only): the answer is served, stored nowhere. */
   readonly store: boolean;
+  /**
+   * Since when the body is known unchanged, epoch ms, when the fetch knows better than its
+   * Last-Modified: a 304 keeps the renewed entry's, a list's recordings take the page's.
+   */
+  readonly unchangedSince?: number;
 }
 
 /** A body that came from no fetch of its own (a re-sign, a list's recordings, a test). */

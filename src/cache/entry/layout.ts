@@ -12,9 +12,10 @@
 export const MAGIC = [0x72, 0x67] as const;
 /**
  * Bumped whenever the layout changes; a value of any other version reads as a miss (and a script
- * drops it rather than guess). Version 4 added the entry's surrogates.
+ * drops it rather than guess). Version 4 added the entry's surrogates, version 5 its
+ * unchangedSince (adaptive TTLs).
  */
-export const VERSION = 4;
+export const VERSION = 5;
 export const KIND_ENTRY = 1;
 export const KIND_ALIAS = 2;
 
@@ -35,6 +36,7 @@ export const NUMBERS = [
   'urlExpiry',
   'resignAt',
   'fetchMs',
+  'unchangedSince',
 ] as const;
 /** Where one of NUMBERS is written. */
 export function numberAt(name: (typeof NUMBERS)[number]): number {

@@ -1,6 +1,7 @@
 /** Cache timings per workspace: the configured defaults with that workspace's overrides applied. */
 import type { WorkspaceId } from '../../brands.js';
 import type { Config } from '../../config/schema.js';
+import type { AdaptiveTtl } from './adaptive-ttl.js';
 
 /** Every duration (ms) that governs one workspace's entries. */
 export interface Timings {
@@ -9,6 +10,17 @@ export interface Timings {
   readonly notFound: number;
   readonly staleWhileRevalidate: number;
   readonly staleIfError: number;
+  /** cache.ttl.adaptive's bounds, which then replace `list` and `recording`; null: off. */
+  readonly adaptive: AdaptiveTtl | null;
+}
+
+/** The adaptive bounds of `adaptive` (a workspace's overrides over the defaults), or null when off. */
+function adaptiveOf(
+  base: Config['cache']['ttl']['adaptive'],
+  override: NonNullable<NonNullable<Config['workspaces'][string]['ttl']>['adaptive']> | undefined,
+): AdaptiveTtl | null {
+  if (!(override?.enabled ?? base.enabled)) return null;
+  return Object.freeze({ min: override?.min ?? base.min, max: override?.max ?? base.max });
 }
 
 /** Resolves timings per workspace, memoised until the next config reload replaces this object. */
@@ -23,6 +35,7 @@ export class TimingsTable {
       notFound: config.cache.ttl.notFound,
       staleWhileRevalidate: config.cache.staleWhileRevalidate,
       staleIfError: config.cache.staleIfError,
+      adaptive: adaptiveOf(config.cache.ttl.adaptive, undefined),
     });
   }
 
@@ -38,6 +51,7 @@ export class TimingsTable {
         notFound: overrides.ttl?.notFound ?? this.base.notFound,
         staleWhileRevalidate: overrides.staleWhileRevalidate ?? this.base.staleWhileRevalidate,
         staleIfError: overrides.staleIfError ?? this.base.staleIfError,
+        adaptive: adaptiveOf(this.config.cache.ttl.adaptive, overrides.ttl?.adaptive),
       });
       this.memo.set(workspace, timings);
     }

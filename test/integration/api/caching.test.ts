@@ -162,8 +162,10 @@ void t.test('X-Request-Id is echoed or made', async (t) => {
 
 void t.test('50 concurrent cold requests for one resource → 1 upstream call', async (t) => {
   const gw = await startGateway(t);
-  gw.sim.faults.set({ kind: 'latency', ms: 100 });
   await gw.get(`${LIST}?page_size=1`); // verifies the key
+  // Long enough that all 50 arrive while the one fetch is in flight on a loaded host; within
+  // the helper's 1 s header timeout.
+  gw.sim.faults.set({ kind: 'latency', ms: 700 });
   const before = gw.sim.counters.total;
   const id = gw.sim.data['acme']![40]!.id;
   const replies = await Promise.all(Array.from({ length: 50 }, () => gw.get(`${LIST}/${id}`)));

@@ -1,26 +1,16 @@
 // A client that sends its request and then half-closes (FIN) is answered, for a miss as for a
 // hit, and logged with its status; CLIENT_CLOSED is for a connection really gone (client-closed.test.ts).
 import t from 'tap';
-import { connect } from 'node:net';
 import { startGateway } from '../../helpers/gateway.js';
-import { parseResponses } from '../hostile/raw-http.js';
+import { exchange, parseResponses } from '../hostile/raw-http.js';
 import { waitFor } from '../../helpers/redis.js';
 
 const LIST = '/api/external/v2/recordings';
 
 /** Writes one request, half-closes, and reads until the server closes. */
-function halfClosed(port: number, path: string, key: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: acme.localhost\r\nX-Api-Key: ${key}\r\n\r\n`);
-      socket.end();
-    });
-    let text = '';
-    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
-    socket.on('close', () => resolve(text));
-    socket.on('error', reject);
-    socket.setTimeout(5000, () => socket.destroy());
-  });
+async function halfClosed(port: number, path: string, key: string): Promise<string> {
+  const request = `GET ${path} HTTP/1.1\r\nHost: acme.localhost\r\nX-Api-Key: ${key}\r\n\r\n`;
+  return (await exchange(port, request, { end: true })).text;
 }
 
 void t.test('a half-closed client gets its answer for a miss and for a hit', async (t) => {

@@ -1,26 +1,17 @@
 // Keys change between the requests of one keep-alive connection: each request is judged by the key
 // it carries, never by the one the connection sent before (the per-connection key hash memo).
 import t from 'tap';
-import { connect } from 'node:net';
 import { startGateway } from '../../helpers/gateway.js';
-import { parseResponses } from '../hostile/raw-http.js';
+import { exchange, parseResponses } from '../hostile/raw-http.js';
 
 const PAGE = '/api/external/v2/recordings?page_size=1';
 
 /** Sends the requests on one connection, one after the other, and reads every answer. */
-function onOneConnection(port: number, keys: readonly string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      for (const key of keys)
-        socket.write(`GET ${PAGE} HTTP/1.1\r\nHost: acme.localhost\r\nX-Api-Key: ${key}\r\n\r\n`);
-      socket.end();
-    });
-    let text = '';
-    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
-    socket.on('close', () => resolve(text));
-    socket.on('error', reject);
-    socket.setTimeout(5000, () => socket.destroy());
-  });
+async function onOneConnection(port: number, keys: readonly string[]): Promise<string> {
+  const requests = keys.map(
+    (key) => `GET ${PAGE} HTTP/1.1\r\nHost: acme.localhost\r\nX-Api-Key: ${key}\r\n\r\n`,
+  );
+  return (await exchange(port, requests.join(''), { end: true })).text;
 }
 
 void t.test('each request on a keep-alive connection is judged by its own key', async (t) => {

@@ -4,7 +4,9 @@
 // The replica replicates through a proxy that holds what the master sends while the purge is
 // made and releases it 300 ms later, so the purge can only have reached the replica if the answer
 // waited for its acknowledgement; the master is killed the moment the answer arrives, and the
-// proxy's connection with it, losing whatever it still held.
+// proxy's connection with it, losing whatever it still held. The Cluster case does the same to
+// the replica of the master holding the workspace and the purge log (that master announces the
+// proxy's port; only the replication stream is held). Either fails with the WAIT removed.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -240,6 +242,25 @@ void t.test('Cluster 3+3: a durable purge survives its master failing over', asy
   const workspace = Array.from({ length: 50 }, (_, i) => `ws${i}`).find(
     (name) => ownerOf(calculateSlot(name)) === doomed,
   )!;
+  // The doomed master's replica replicates through a proxy that can hold what the master sends,
+  // so the purge can only reach it if the answer waited for its acknowledgement. Cluster nodes
+  // reach a master where it announces itself: the master announces the proxy's port, so every
+  // client (the gateways too) goes through the proxy, where only the replica's stream is held.
+  const doomedId = topology.find((node) => node.port === doomed)!.id;
+  const replicaPort = topology.find((node) => node.masterId === doomedId)!.port;
+  const link = await startTcpProxy({ host: '127.0.0.1', port: doomed });
+  t.teardown(() => link.close());
+  await redisCommand(doomed, `CONFIG SET cluster-announce-port ${link.port}`);
+  const replication = async (port: number): Promise<string> =>
+    (await redisCommand(port, 'INFO replication')) ?? '';
+  await waitFor(
+    async () => {
+      const info = await replication(replicaPort);
+      return info.includes(`master_port:${link.port}`) && info.includes('master_link_status:up');
+    },
+    20_000,
+    'the replica replicating through the proxy',
+  );
   const sim = await startSimulator({ workspaces: [workspace], recordingsPerWorkspace: 3 });
   t.teardown(() => sim.close());
   const config = {
@@ -269,15 +290,32 @@ void t.test('Cluster 3+3: a durable purge survives its master failing over', asy
   await waitFor(() => first.app.redis?.up === true, 10_000, 'the gateway on the cluster');
   const id = sim.data[workspace]![0]!.id;
   const before = (await read(first, id)).updatedAt;
+  t.equal((await read(first, id)).updatedAt, before, 'cached');
+  // The replica holds the cached value before the purge: after the failover, only the purge
+  // having reached it keeps that value from being served.
+  const offset = async (port: number, field: string): Promise<number> =>
+    Number(new RegExp(`${field}:(\\d+)`).exec(await replication(port))?.[1] ?? -1);
+  await waitFor(
+    async () =>
+      (await offset(replicaPort, 'slave_repl_offset')) >=
+      (await offset(doomed, 'master_repl_offset')),
+    5000,
+    'the replica to hold the cached value',
+  );
   const after = sim.changeRecording(workspace, id).updated_at;
   t.not(after, before);
 
+  link.hold('replication');
+  const release = setTimeout(() => link.release(), 300);
+  t.teardown(() => clearTimeout(release));
   const purged = await first.admin('/admin/purge', {
     method: 'POST',
     body: JSON.stringify({ workspace }),
     headers: ADMIN,
   });
+  // Killed the moment the answer arrives: whatever the proxy still holds for the replica is lost.
   await cluster.kill(doomed);
+  clearTimeout(release);
   t.equal(purged.status, 200);
   t.equal(purged.json().durable, true, "the replica of the workspace's master acknowledged");
 

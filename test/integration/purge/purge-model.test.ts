@@ -15,7 +15,7 @@
 //
 // `npm test` tries the same sequences every time (SUITE_SEED), so a CI run is repeatable;
 // FC_SEED=random (npm run explore) draws new ones (docs/reliability.md).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -437,125 +437,140 @@ const commands = fc.commands(
   { maxCommands: 30, size: 'max' },
 );
 
-void t.test(
-  'no read returns a value whose fetch began before a purge that covers it',
-  async (t) => {
-    const redis = await startPrivateRedis(t);
-    const upstream = await startHeldUpstream(t, RECORDINGS, { validators: true });
-    const links: [RedisProxy, RedisProxy] = [
-      await startRedisProxy(t, redis.port),
-      await startRedisProxy(t, redis.port),
-    ];
-    const config = {
-      cache: {
-        purge: { pollInterval: '50ms', maxLag: '5s' },
-        redis: { commandTimeout: '200ms' },
-        // With this β and the whole fresh life as the window, any fetch time makes a draw of
-        // 0.5 due at any age; a draw of 0 never is (ln 1 = 0).
-        refreshAhead: { enabled: true, beta: 1e9, window: 1 },
-      },
-    };
-    const steer: [boolean, boolean] = [false, false];
-    const draw = (app: number) => () => (steer[app] ? 0.5 : 0);
-    const [a] = await startPurgeFleet(
-      t,
-      { url: links[0].url, keyPrefix: redis.keyPrefix },
-      upstream,
-      1,
-      config,
-      { random: draw(0) },
-    );
-    // App b runs at the index's bounds: an exact purge reaching more than 2 entries widens,
-    // and an L1 of a few entries evicts (and so drops index pairs) as the runs go.
-    const [b] = await startPurgeFleet(
-      t,
-      { url: links[1].url, keyPrefix: redis.keyPrefix },
-      upstream,
-      1,
-      mergeConfig(config, {
-        cache: { purge: { maxExactEntries: 2 }, l1: { maxBytes: 12 * 1024 } },
-      }),
-      { random: draw(1) },
-    );
-    const raw = new Redis(redis.url);
-    t.teardown(() => raw.quit());
-    let run = 0;
-    const runs = Number(process.env['FC_RUNS'] ?? 60);
-    const started = performance.now();
+/**
+ * The model's runs against two apps whose cache config adds `extra` (adaptive TTLs, or nothing);
+ * `runs` defaults to FC_RUNS, else 60.
+ */
+async function modelRuns(t: Test, extra: Record<string, unknown>, runs: number): Promise<void> {
+  const redis = await startPrivateRedis(t);
+  const upstream = await startHeldUpstream(t, RECORDINGS, { validators: true });
+  const links: [RedisProxy, RedisProxy] = [
+    await startRedisProxy(t, redis.port),
+    await startRedisProxy(t, redis.port),
+  ];
+  const config = {
+    cache: {
+      purge: { pollInterval: '50ms', maxLag: '5s' },
+      redis: { commandTimeout: '200ms' },
+      // With this β and the whole fresh life as the window, any fetch time makes a draw of
+      // 0.5 due at any age; a draw of 0 never is (ln 1 = 0).
+      refreshAhead: { enabled: true, beta: 1e9, window: 1 },
+      ...extra,
+    },
+  };
+  const steer: [boolean, boolean] = [false, false];
+  const draw = (app: number) => () => (steer[app] ? 0.5 : 0);
+  const [a] = await startPurgeFleet(
+    t,
+    { url: links[0].url, keyPrefix: redis.keyPrefix },
+    upstream,
+    1,
+    config,
+    { random: draw(0) },
+  );
+  // App b runs at the index's bounds: an exact purge reaching more than 2 entries widens,
+  // and an L1 of a few entries evicts (and so drops index pairs) as the runs go.
+  const [b] = await startPurgeFleet(
+    t,
+    { url: links[1].url, keyPrefix: redis.keyPrefix },
+    upstream,
+    1,
+    mergeConfig(config, {
+      cache: { purge: { maxExactEntries: 2 }, l1: { maxBytes: 12 * 1024 } },
+    }),
+    { random: draw(1) },
+  );
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.quit());
+  let run = 0;
+  const started = performance.now();
 
-    await fc.assert(
-      fc.asyncProperty(commands, async (cmds) => {
-        const real: Real = {
-          apps: [a!, b!],
-          ahead: steer,
-          links,
-          upstream,
-          raw,
-          keyPrefix: redis.keyPrefix,
-          workspace: `m${run++}`,
-        };
-        const model: Model = {
-          required: new Map(),
-          requiredFresh: new Map(),
-          cut: [false, false],
-          inflight: [],
-        };
-        try {
-          await fc.asyncModelRun(() => ({ model, real }), cmds);
-          tally.commands += [...cmds].length;
-          // Whatever is still held is released; each answer is judged by what was purged before it was asked.
-          upstream.releaseAll();
-          for (const read of model.inflight) read.settled ??= await read.promise;
-          judgeSettled(model);
-        } finally {
-          upstream.hold = false;
-          upstream.releaseAll();
-          await Promise.allSettled(model.inflight.map((read) => read.promise));
-          const since = performance.now();
-          for (const link of links) if (link.cut) link.restore();
-          await waitFor(
-            () => real.apps.every((gw) => gw.app.generations.syncedAt >= since),
-            8000,
-            'both apps back and caught up',
-          );
-          // Old runs' workspaces must not be what a later Evict picks from: only this run's keys stay.
-          await raw.flushall();
-        }
-      }),
-      {
-        numRuns: runs,
-        ...replayParams('FC', SUITE_SEED),
-        endOnFailure: true,
-        includeErrorInReport: true,
-      },
-    );
-    let aheads = 0;
-    let revalidated = 0;
-    for (const gw of [a!, b!]) {
-      await gw.app.metrics.scrape();
-      aheads += await metricValue(gw.app.metrics, 'recgw_cache_refreshes_total', {
-        reason: 'ahead',
+  await fc.assert(
+    fc.asyncProperty(commands, async (cmds) => {
+      const real: Real = {
+        apps: [a!, b!],
+        ahead: steer,
+        links,
+        upstream,
+        raw,
+        keyPrefix: redis.keyPrefix,
+        workspace: `m${run++}`,
+      };
+      const model: Model = {
+        required: new Map(),
+        requiredFresh: new Map(),
+        cut: [false, false],
+        inflight: [],
+      };
+      try {
+        await fc.asyncModelRun(() => ({ model, real }), cmds);
+        tally.commands += [...cmds].length;
+        // Whatever is still held is released; each answer is judged by what was purged before it was asked.
+        upstream.releaseAll();
+        for (const read of model.inflight) read.settled ??= await read.promise;
+        judgeSettled(model);
+      } finally {
+        upstream.hold = false;
+        upstream.releaseAll();
+        await Promise.allSettled(model.inflight.map((read) => read.promise));
+        const since = performance.now();
+        for (const link of links) if (link.cut) link.restore();
+        await waitFor(
+          () => real.apps.every((gw) => gw.app.generations.syncedAt >= since),
+          8000,
+          'both apps back and caught up',
+        );
+        // Old runs' workspaces must not be what a later Evict picks from: only this run's keys stay.
+        await raw.flushall();
+      }
+    }),
+    {
+      numRuns: runs,
+      ...replayParams('FC', SUITE_SEED),
+      endOnFailure: true,
+      includeErrorInReport: true,
+    },
+  );
+  let aheads = 0;
+  let revalidated = 0;
+  for (const gw of [a!, b!]) {
+    await gw.app.metrics.scrape();
+    aheads += await metricValue(gw.app.metrics, 'recgw_cache_refreshes_total', {
+      reason: 'ahead',
+    });
+    for (const resource of ['list', 'recording'])
+      revalidated += await metricValue(gw.app.metrics, 'recgw_upstream_requests_total', {
+        resource,
+        outcome: 'not_modified',
       });
-      for (const resource of ['list', 'recording'])
-        revalidated += await metricValue(gw.app.metrics, 'recgw_upstream_requests_total', {
-          resource,
-          outcome: 'not_modified',
-        });
-    }
-    t.comment(
-      `${runs} runs, ${tally.commands} commands, ${tally.judged} reads judged, ${aheads} refreshes ahead, ${revalidated} 304s, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-    );
-    t.ok(aheads > 0 && revalidated > 0, 'the runs refreshed ahead and renewed by 304');
-    const widened = await metricValue(b!.app.metrics, 'recgw_purge_fallbacks_total', {
-      reason: 'too-many-entries',
-    });
-    const evicted = await metricValue(b!.app.metrics, 'recgw_cache_evictions_total', {
-      tier: 'l1',
-    });
-    t.comment(`app b: ${widened} purges widened past the bound, ${evicted} L1 evictions`);
-    t.ok(evicted > 0, "app b's L1 evicted (its index lost pairs with its entries)");
-    // The suite's sequences reach the purge bound; a few random ones may not.
-    if (process.env['FC_SEED'] === undefined) t.ok(widened > 0, "app b's purges widened");
-    t.pass(`${runs} model runs without a purged value served`);
-  },
+  }
+  t.comment(
+    `${runs} runs, ${tally.commands} commands, ${tally.judged} reads judged, ${aheads} refreshes ahead, ${revalidated} 304s, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  t.ok(aheads > 0 && revalidated > 0, 'the runs refreshed ahead and renewed by 304');
+  const widened = await metricValue(b!.app.metrics, 'recgw_purge_fallbacks_total', {
+    reason: 'too-many-entries',
+  });
+  const evicted = await metricValue(b!.app.metrics, 'recgw_cache_evictions_total', {
+    tier: 'l1',
+  });
+  t.comment(`app b: ${widened} purges widened past the bound, ${evicted} L1 evictions`);
+  t.ok(evicted > 0, "app b's L1 evicted (its index lost pairs with its entries)");
+  // The suite's sequences reach the purge bound; a few random ones may not.
+  if (process.env['FC_SEED'] === undefined) t.ok(widened > 0, "app b's purges widened");
+  t.pass(`${runs} model runs without a purged value served`);
+}
+
+const runs = process.env['FC_RUNS'] === undefined ? undefined : Number(process.env['FC_RUNS']);
+
+void t.test('no read returns a value whose fetch began before a purge that covers it', (t) =>
+  modelRuns(t, {}, runs ?? 60),
+);
+
+// Adaptive TTLs: entries start at min (1 s; this upstream sends no Last-Modified) and each 304
+// lengthens them, so freshness ends at a different time per entry and per renewal, and the same
+// purges must hold across those renewals. Fewer runs by default: the first test already walks
+// the purge forms; this one walks them with TTLs that move.
+void t.test('the same with adaptive TTLs on', (t) =>
+  modelRuns(t, { ttl: { adaptive: { enabled: true, min: '1s', max: '1h' } } }, runs ?? 30),
 );

@@ -8,7 +8,12 @@ import { startPrivateRedis } from '../../helpers/redis.js';
 import { startSharedGateways, type SharedFleet } from '../../helpers/shared-gateways.js';
 import { waitFor } from '../../helpers/redis.js';
 import type { Reply, TestGateway } from '../../helpers/gateway.js';
-import { appliedChannel, liveInstancesKey } from '../../../src/redis/key-layout.js';
+import {
+  appliedChannel,
+  appliedPurgesKey,
+  liveInstancesKey,
+  purgeLogKey,
+} from '../../../src/redis/key-layout.js';
 import { reaches } from '../../../src/purge/log-ids.js';
 
 async function purgeWith(gw: TestGateway, body: Record<string, unknown>): Promise<Reply> {
@@ -111,6 +116,64 @@ void t.test(
     const dropped = await purgeWith(fleet.gateways[0], { workspace: 'acme', wait: 'applied' });
     t.equal(dropped.status, 200);
     t.same(dropped.json().applied, { instances: 1, of: 1, lagging: [], expired: ['ghost'] });
+  },
+);
+
+void t.test(
+  'receipts: an acknowledgement counts from its announcement, from Redis when the announcement is lost, and from an announcement naming no entry',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const probe = new Redis(redis.url);
+    t.teardown(() => probe.disconnect());
+    const fleet = await startSharedGateways(t, redis, {
+      count: 1,
+      config: { server: { instanceId: 'gw-a' } },
+    });
+    const prefix = redis.keyPrefix;
+    const live = liveInstancesKey(prefix);
+    await waitFor(async () => (await probe.zcard(live)) === 1, 5000, 'gw-a live');
+    const nowMs = Number((await probe.time())[0]) * 1000;
+    // An instance played by the test: live, acknowledging only as each case says.
+    await probe.zadd(live, nowMs + 60_000, 'ghost');
+    const tip = async (): Promise<string> =>
+      (await probe.xrevrange(purgeLogKey(prefix), '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
+    const cases: Array<[string, (entry: string) => Promise<unknown>]> = [
+      // Redis's hash never says so: only the message can have counted.
+      ['announced', (entry) => probe.publish(appliedChannel(prefix), `ghost ${entry}`)],
+      // Recorded, never announced: the periodic re-read finds it.
+      [
+        'recorded, the announcement lost',
+        (entry) => probe.hset(appliedPurgesKey(prefix), 'ghost', entry),
+      ],
+      // An older release's announcement (the instance alone): a hint to re-read.
+      [
+        'recorded, announced without its entry',
+        async (entry) => {
+          await probe.hset(appliedPurgesKey(prefix), 'ghost', entry);
+          await probe.publish(appliedChannel(prefix), 'ghost');
+        },
+      ],
+    ];
+    for (const [how, acknowledge] of cases) {
+      await probe.hdel(appliedPurgesKey(prefix), 'ghost');
+      const before = await tip();
+      const answer = purgeWith(fleet.gateways[0], {
+        workspace: 'acme',
+        wait: 'applied',
+        timeout: '10s',
+      });
+      const asked = performance.now();
+      await waitFor(async () => (await tip()) !== before, 5000, 'the purge in the log');
+      // Waited for until then: it has applied nothing of the purge.
+      await acknowledge(await tip());
+      const receipt = await answer;
+      const waited = performance.now() - asked;
+      t.equal(receipt.status, 200, how);
+      // The timeout's own last read would find it too: answered well before it, it was counted
+      // as it came (a re-read comes every 100 ms; 9 s leaves a loaded host all the room it needs).
+      t.ok(waited < 9000, `${how}: answered before the timeout (${waited.toFixed(0)} ms)`);
+      t.same(receipt.json().applied, { instances: 2, of: 2, lagging: [], expired: [] }, how);
+    }
   },
 );
 

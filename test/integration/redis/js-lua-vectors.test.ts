@@ -71,8 +71,13 @@ const LAYOUTS: LayoutVector[] = [
     bytes: encodeStored(makeEntry({ status: 404, recordingId: null, linkId: null }, NOW)),
   },
   { name: 'an alias', bytes: encodeStored({ kind: 'alias', target: KEY, staleUntil: NOW + 1e5 }) },
+  {
+    name: 'an entry unchanged for a day (adaptive TTL)',
+    bytes: encodeStored(makeEntry({ unchangedSince: NOW - 86_400_000 }, NOW)),
+  },
   { name: 'layout 3 (before surrogates)', bytes: olderLayout(encodeStored(fresh), 3) },
-  { name: 'layout 5 (a newer writer)', bytes: olderLayout(encodeStored(fresh), 5) },
+  { name: 'layout 4 (before unchangedSince)', bytes: olderLayout(encodeStored(fresh), 4) },
+  { name: 'layout 6 (a newer writer)', bytes: olderLayout(encodeStored(fresh), 6) },
   { name: 'foreign bytes', bytes: Buffer.from('not a value of ours') },
   { name: 'a truncated entry', bytes: encodeStored(fresh).subarray(0, 40) },
 ];

@@ -8,7 +8,7 @@ import { EntryFactory } from '../../../src/cache/entry/factory.js';
 import { Generations } from '../../../src/purge/generations.js';
 import { recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
 import { L1Cache } from '../../../src/cache/l1/l1.js';
-import type { Lookup, VerifiedLookup } from '../../../src/cache/lookup.js';
+import type { CallerLookup, VerifiedLookup } from '../../../src/cache/lookup.js';
 import { vouchFor } from '../../../src/auth/verified-caller.js';
 import { CacheStatus } from '../../../src/cache/status.js';
 import { ReadThrough } from '../../../src/cache/read-through.js';
@@ -72,15 +72,14 @@ function flow(cache: Record<string, unknown>, l2: L2Store | null = null) {
 }
 
 function lookup(fetch: () => Promise<UpstreamAnswer<Recording>>): VerifiedLookup {
-  return vouchFor<Lookup>({
+  return vouchFor<CallerLookup>({
     workspace: ACME,
     resource: 'recording',
     key: recordingKey(RECORDING.id),
-    apiKey: 'key',
     keyHash: hashKey('key'),
     address: '127.0.0.1',
     status: new CacheStatus(),
-    fetch,
+    fetcher: { fetch },
   });
 }
 

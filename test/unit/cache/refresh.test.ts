@@ -9,7 +9,7 @@ import { EntryFactory } from '../../../src/cache/entry/factory.js';
 import { recordingKey, type Generation } from '../../../src/cache/entry/keys.js';
 import type { GenerationSource } from '../../../src/cache/generation-source.js';
 import { L1Cache } from '../../../src/cache/l1/l1.js';
-import type { Lookup, VerifiedLookup } from '../../../src/cache/lookup.js';
+import type { CallerLookup, VerifiedLookup } from '../../../src/cache/lookup.js';
 import { ReadThrough } from '../../../src/cache/read-through.js';
 import { makeSettings } from '../../../src/cache/settings.js';
 import { CacheStatus } from '../../../src/cache/status.js';
@@ -40,7 +40,7 @@ class FakeUpstream {
     validators: { etag: TAG },
   });
   constructor(private readonly clock: FakeClock) {}
-  fetch = async (_key: string, validators?: Validators): Promise<RevalidatedAnswer<Recording>> => {
+  fetch = async (validators?: Validators): Promise<RevalidatedAnswer<Recording>> => {
     this.sent.push(validators);
     await new Promise((resolve) => setImmediate(resolve));
     this.clock.advance(FETCH_MS);
@@ -82,15 +82,14 @@ function flow(config: Record<string, unknown>, draw = (): number => 0) {
   });
   const upstream = new FakeUpstream(clock);
   const lookup = (): VerifiedLookup =>
-    vouchFor<Lookup>({
+    vouchFor<CallerLookup>({
       workspace: ACME,
       resource: 'recording',
       key: KEY,
-      apiKey: 'key',
       keyHash: hashKey('key'),
       address: '127.0.0.1',
       status: new CacheStatus(),
-      fetch: upstream.fetch,
+      fetcher: upstream,
     });
   const cached = () => tiers.readL1(ACME, GEN, KEY);
   return { clock, readThrough, upstream, lookup, cached, generation, random };
@@ -403,3 +402,37 @@ void t.test('refresh-ahead also runs on a fresh hit found by the full flow', asy
   await settle();
   t.equal(upstream.sent.length, 2);
 });
+
+void t.test(
+  'a background refresh holds nothing of the request that started it: the request can be collected while the refresh is held upstream, and its upstream time is not the request’s',
+  async (t) => {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (gc === undefined) throw new Error('needs --expose-gc (tap passes it: TAP_NODE_ARG)');
+    const { clock, readThrough, upstream, lookup, cached } = flow({
+      cache: { ttl: { recording: '10s' }, staleWhileRevalidate: '1m', refreshAhead: false },
+    });
+    await readThrough.serve(lookup());
+    clock.advance(11_000);
+    // The refresh's upstream answer waits until released.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const fetch = upstream.fetch;
+    upstream.fetch = async (validators) => {
+      await held;
+      return fetch(validators);
+    };
+    let request: VerifiedLookup | undefined = lookup();
+    const started = new WeakRef(request);
+    t.equal((await readThrough.serve(request)).outcome, 'stale');
+    const status = request.status;
+    request = undefined;
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    t.equal(started.deref(), undefined, 'the lookup of the request was collected mid-refresh');
+    release();
+    await settle();
+    t.equal(cached()?.storedAt, clock.now(), 'and the refresh still renewed the entry');
+    t.equal(status.upstreamMs, 0, 'its upstream time went to the refresh, not to the request');
+    t.equal(status.refresh, 'stale', 'the request says it started the refresh');
+  },
+);

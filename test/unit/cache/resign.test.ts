@@ -57,11 +57,10 @@ function guard(options: { signer: boolean; resignFails?: boolean }) {
       workspace: WS,
       resource: 'recording',
       key,
-      apiKey: 'k',
       keyHash: 'h',
       address: 'a',
       status: new CacheStatus(),
-      fetch: () => Promise.reject(new Error('no fetch')),
+      fetcher: { fetch: () => Promise.reject(new Error('no fetch')) },
     }) as unknown as Lookup;
   // URLs that ran short a second ago; a signer could re-sign them.
   const short = makeEntry(

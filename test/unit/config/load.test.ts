@@ -47,6 +47,11 @@ void t.test('the defaults are valid, normalised and frozen', (t) => {
   t.equal(config.auth.failedKeyLimit.attempts, 20, '20 failed keys');
   t.equal(config.auth.failedKeyLimit.window, 60_000, 'per minute');
   t.equal(config.cache.ttl.list, 30_000, 'durations in ms');
+  t.same(
+    config.cache.ttl.adaptive,
+    { enabled: false, min: 30_000, max: 3_600_000 },
+    'adaptive TTLs off by default',
+  );
   t.equal(config.cache.l1.maxBytes, 256 * 1024 * 1024, 'sizes in bytes');
   t.equal(config.admin.token, null, 'purge off by default');
   t.same(config.metrics.workspaceLabel, []);
@@ -96,6 +101,21 @@ void t.test('each kind of problem is named by its key path', (t) => {
       'unknown workspace override key',
       { workspaces: { acme: { ttl: { lists: '1s' } } } },
       /^workspaces\.acme\.ttl\.lists: unknown key$/,
+    ],
+    [
+      'adaptive max below min',
+      { cache: { ttl: { adaptive: { enabled: true, min: '5m', max: '1m' } } } },
+      /^cache\.ttl\.adaptive\.max: must be at least min \(300000 ms\), got 60000 ms$/,
+    ],
+    [
+      'adaptive min of zero',
+      { cache: { ttl: { adaptive: { min: '0s' } } } },
+      /^cache\.ttl\.adaptive\.min: at least 1s$/,
+    ],
+    [
+      'workspace adaptive max below the default min',
+      { workspaces: { acme: { ttl: { adaptive: { max: '10s' } } } } },
+      /^workspaces\.acme\.ttl\.adaptive\.max: must be at least min \(30000 ms\), got 10000 ms$/,
     ],
     [
       'baseUrl without {workspace}',

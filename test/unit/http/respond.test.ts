@@ -26,6 +26,7 @@ function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
     br: BR,
     etag: '"abc123"',
     storedAt: NOW - 35_500,
+    unchangedSince: NOW - 35_500,
     freshUntil: NOW + 60_000,
     staleUntil: NOW + 600_000,
     urlDeadline: Infinity,

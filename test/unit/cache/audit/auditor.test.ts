@@ -46,10 +46,12 @@ function setup(validators: Validators | null) {
       key: 'r:x',
       apiKey: SECRET_KEY,
       status: new CacheStatus(),
-      fetch: (_key: string, v?: Validators) => {
-        sent.push(v);
-        // A function that throws stands for a failed fetch: the promise rejects with it.
-        return new Promise<RevalidatedAnswer<Recording>>((resolve) => resolve(answer()));
+      fetcher: {
+        fetch: (v?: Validators) => {
+          sent.push(v);
+          // A function that throws stands for a failed fetch: the promise rejects with it.
+          return new Promise<RevalidatedAnswer<Recording>>((resolve) => resolve(answer()));
+        },
       },
     }) as unknown as Lookup;
   return { entry, auditor, logs, counted, lookup, sent };

@@ -22,11 +22,13 @@ void t.test('an entry round-trips field for field, Infinity instants included', 
       urlDeadline: Infinity,
       urlExpiry: NOW + 99_000,
       resignAt: NOW + 1234.5,
+      unchangedSince: NOW - 86_400_000,
     },
     NOW,
   );
   const decoded = decodeStored(encodeStored(entry));
   t.same(decoded, entry);
+  t.equal((decoded as CacheEntry).unchangedSince, NOW - 86_400_000);
   t.equal((decoded as CacheEntry).urlDeadline, Infinity);
   t.equal((decoded as CacheEntry).urlExpiry, NOW + 99_000);
   t.equal((decoded as CacheEntry).resignAt, NOW + 1234.5);
@@ -35,8 +37,9 @@ void t.test('an entry round-trips field for field, Infinity instants included', 
 
 void t.test('bytes of another layout version read as a miss, not as shifted fields', (t) => {
   const encoded = encodeStored(makeEntry({}, NOW));
-  // 2 and 3 are the layouts before surrogates were carried: read as a miss, refilled on store.
-  for (const version of [1, 2, 3, 5]) {
+  // 2 and 3 are the layouts before surrogates were carried, 4 the one before unchangedSince:
+  // read as a miss, refilled on store.
+  for (const version of [1, 2, 3, 4, 6]) {
     const other = Buffer.from(encoded);
     other[2] = version;
     t.equal(decodeStored(other), undefined, `version ${version}`);

@@ -21,6 +21,7 @@ const TIMINGS: Timings = {
   notFound: 10_000,
   staleWhileRevalidate: 20_000,
   staleIfError: 300_000,
+  adaptive: null,
 };
 const rules = (signer: unknown = null, timings: Timings = TIMINGS): StateRules => ({
   timings: { for: () => timings },

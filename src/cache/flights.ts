@@ -1,0 +1,53 @@
+/**
+ * The fetches in flight, one per flight key (keys.ts#flightKey: a resource under a workspace's
+ * generation; with a key hash appended, a fetch shared only by one key's requests). A request
+ * that finds one waits for it instead of fetching; the lookup each was started for is kept so
+ * a waiter's trace can link to it.
+ */
+import type { Lookup, Served } from './lookup.js';
+
+/** The flight's answer if it settles within `ms`; undefined if it takes longer or fails. */
+export async function settledWithin(
+  flight: Promise<Served>,
+  ms: number,
+): Promise<Served | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
+  try {
+    return await Promise.race([flight.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export class Flights {
+  private readonly flights = new Map<string, Promise<Served>>();
+  /** The lookup each flight fetches for, so a request that joins it can link to its trace. */
+  private readonly leaders = new WeakMap<Promise<Served>, Lookup>();
+
+  get(flightKey: string): Promise<Served> | undefined {
+    return this.flights.get(flightKey);
+  }
+
+  has(flightKey: string): boolean {
+    return this.flights.has(flightKey);
+  }
+
+  /** Runs `fetch` as the flight of `flightKey` until it settles; `leader` is the lookup it fetches for. */
+  fly(flightKey: string, leader: Lookup, fetch: () => Promise<Served>): Promise<Served> {
+    const flight = fetch().finally(() => this.flights.delete(flightKey));
+    this.flights.set(flightKey, flight);
+    this.leaders.set(flight, leader);
+    return flight;
+  }
+
+  /** The flight under `flightKey`, or a new one running `fetch`. */
+  join(flightKey: string, leader: Lookup, fetch: () => Promise<Served>): Promise<Served> {
+    return this.flights.get(flightKey) ?? this.fly(flightKey, leader, fetch);
+  }
+
+  /** Links `lookup`'s trace to the fetch of the flight it waited on. */
+  linkWaiter(lookup: Lookup, flight: Promise<Served>): void {
+    lookup.trace?.linkTo(this.leaders.get(flight)?.trace);
+  }
+}
