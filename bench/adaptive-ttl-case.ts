@@ -12,7 +12,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { Prng } from '../src/sim/prng.js';
 import { startSimulator } from '../src/sim/server.js';
 import type { CaseResult, Row } from './report.js';
-import { Zipf } from './zipf.js';
+import { Zipf } from '../test/fixtures/zipf.js';
 
 const RECORDINGS = 10_000;
 /** One workspace; URLs signed for a week (no URL cap within the run); 5% changing about every 10 min. */

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Fault } from '../src/sim/faults.js';
 import type { Recording } from '../src/recording.js';
-import { Zipf } from './zipf.js';
+import { Zipf } from '../test/fixtures/zipf.js';
 
 /** Page sizes the mix asks for; larger pages make large entries, so the L1 bound fills. */
 const PAGE_SIZES = [10, 25, 50, 100];

@@ -8,9 +8,17 @@
  *
  * Run alone: `npx tsc -p bench/tsconfig.json && node dist-bench/bench/trace-replay-case.js`.
  */
-import { Prng } from '../src/sim/prng.js';
 import { fileURLToPath } from 'node:url';
-import { Zipf } from './zipf.js';
+import {
+  allTraces,
+  BUDGET_PER_RECORDING,
+  BY_LINK,
+  RECORDINGS,
+  REQUESTS,
+  seeded,
+  type Trace,
+} from '../test/fixtures/traces.js';
+import { optimumHits } from '../test/fixtures/optimum.js';
 import { L1Cache, type L1Policy } from '../src/cache/l1/l1.js';
 import { CURVE_SIZES } from '../src/cache/l1/hit-ratio-curve.js';
 import type { CacheEntry } from '../src/cache/entry/entry.js';
@@ -21,90 +29,7 @@ import { GatewayMetrics } from '../src/observability/metrics.js';
 import { configWith } from '../src/config/load.js';
 import { markdown, type CaseResult } from './report.js';
 
-/** Recordings per trace and requests per trace (the issue's external run used the same). */
-const RECORDINGS = 20_000;
-const REQUESTS = 40_000;
-/** Share of requests made by public link code rather than UUID. */
-export const BY_LINK = 0.1;
-/**
- * Budget per recording: what plain LRU spent per cached recording before the policy work
- * (entry, alias, keys and overhead), so budgets stay the byte figures operators were quoted.
- */
-export const BUDGET_PER_RECORDING = 2454;
 const FRACTIONS = [0.005, 0.01, 0.05, 0.1];
-/** Recordings of the quiet workspace in the two-tenant trace. */
-const QUIET = 1000;
-
-/** A seeded draw in [0, 1): the simulator's PRNG (mulberry32). */
-export function seeded(seed: number): () => number {
-  const prng = new Prng(seed);
-  return () => prng.next();
-}
-
-/** A seeded trace: the recording asked for by each request, and the workspace of each recording. */
-function traceOf(
-  name: string,
-  seed: number,
-  drawer: (random: () => number) => (i: number) => number,
-  tenantOf = (_id: number): number => 0,
-  requests = REQUESTS,
-) {
-  const draw = drawer(seeded(seed));
-  return { name, ids: Int32Array.from({ length: requests }, (_, i) => draw(i)), tenantOf };
-}
-
-/** Zipf over the recordings, its ranks shuffled onto ids so popularity does not follow creation order. */
-function shuffledZipf(s: number, random: () => number, n = RECORDINGS): () => number {
-  const zipf = new Zipf(n, s, random);
-  const perm = Int32Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [perm[i], perm[j]] = [perm[j]!, perm[i]!];
-  }
-  return () => perm[zipf.next()]!;
-}
-
-type Trace = ReturnType<typeof traceOf>;
-
-/** The single-workspace traces the issue's external run used, at any scale (ids past n are cold). */
-export const gatewayTraces = (n = RECORDINGS, requests = REQUESTS): Trace[] => [
-  traceOf('Zipf 1.0', 1, (random) => shuffledZipf(1, random, n), undefined, requests),
-  traceOf('Zipf 0.8', 2, (random) => shuffledZipf(0.8, random, n), undefined, requests),
-  // A fifth of the requests in sweeps of 200 recordings never asked for before.
-  traceOf(
-    'Zipf 1.0 + cold sweeps',
-    3,
-    (random) => {
-      const hot = shuffledZipf(1, random, n);
-      let cold = n;
-      return (i) => (i % 1000 >= 800 ? cold++ : hot());
-    },
-    undefined,
-    requests,
-  ),
-];
-
-const TRACES = (): Trace[] => [
-  ...gatewayTraces(),
-  // A loop over 3% of the recordings (larger than most budgets) in two thirds of the requests.
-  traceOf('loop (3%) + Zipf', 4, (random) => {
-    const hot = shuffledZipf(1, random);
-    let at = 0;
-    return () => (random() < 1 / 3 ? hot() : RECORDINGS + (at++ % Math.round(RECORDINGS * 0.03)));
-  }),
-  // A quiet workspace (1,000 recordings, Zipf 1.0, a fifth of requests) and a busy one whose
-  // requests are mostly first asks (Zipf 0.6 over the other recordings).
-  traceOf(
-    'two tenants',
-    5,
-    (random) => {
-      const quiet = new Zipf(QUIET, 1, random);
-      const busy = new Zipf(RECORDINGS - QUIET, 0.6, random);
-      return () => (random() < 0.2 ? quiet.next() : QUIET + busy.next());
-    },
-    (id) => (id < QUIET ? 0 : 1),
-  ),
-];
 
 const uuidOf = (id: number): string =>
   `0b0f3f8e-6c1a-4a62-9a55-${id.toString(16).padStart(12, '0')}`;
@@ -209,71 +134,6 @@ function replay(trace: Trace, maxBytes: number, make: L1Factory, seed: number) {
   };
 }
 
-/**
- * Bélády's optimum with bypass: on a miss, keep the recording only if it is asked again before
- * the one asked again furthest in the future, which it then replaces.
- */
-export function optimumHits(ids: Int32Array, capacity: number): number {
-  const n = ids.length;
-  const next = new Float64Array(n);
-  const seen = new Map<number, number>();
-  for (let i = n - 1; i >= 0; i--) {
-    next[i] = seen.get(ids[i]!) ?? Infinity;
-    seen.set(ids[i]!, i);
-  }
-  // Max-heap of next uses (the id asked then is ids[use]); uses no longer an id's next are
-  // dropped when they surface.
-  const heap: number[] = [];
-  const nextOf = new Map<number, number>();
-  const push = (use: number) => {
-    heap.push(use);
-    for (let i = heap.length - 1; i > 0;) {
-      const parent = (i - 1) >> 1;
-      if (heap[parent]! >= heap[i]!) break;
-      [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
-      i = parent;
-    }
-  };
-  const pop = (): void => {
-    const last = heap.pop()!;
-    if (heap.length === 0) return;
-    heap[0] = last;
-    for (let i = 0; ;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let big = i;
-      if (l < heap.length && heap[l]! > heap[big]!) big = l;
-      if (r < heap.length && heap[r]! > heap[big]!) big = r;
-      if (big === i) break;
-      [heap[big], heap[i]] = [heap[i]!, heap[big]!];
-      i = big;
-    }
-  };
-  const furthest = (): number | undefined => {
-    while (heap.length > 0 && nextOf.get(ids[heap[0]!]!) !== heap[0]) pop();
-    return heap[0];
-  };
-  let hits = 0;
-  for (let i = 0; i < n; i++) {
-    const id = ids[i]!;
-    const upcoming = next[i]!;
-    if (nextOf.has(id)) hits++;
-    else if (upcoming === Infinity || capacity <= 0) continue;
-    else if (nextOf.size >= capacity) {
-      const top = furthest();
-      if (top === undefined || top <= upcoming) continue;
-      pop();
-      nextOf.delete(ids[top]!);
-    }
-    if (upcoming === Infinity) nextOf.delete(id);
-    else {
-      nextOf.set(id, upcoming);
-      push(upcoming);
-    }
-  }
-  return hits;
-}
-
 /** Nanoseconds per get of a held entry (1,000 entries, asked in a fixed scattered order). */
 function hitCost(make: L1Factory): number {
   const l1 = make(64 * 1024 * 1024);
@@ -308,7 +168,7 @@ export function traceReplayCase(
   const checks: Array<{ target: string; measured: string; met: boolean }> = [];
   let worst = { gain: Infinity, label: '' };
   let worstCurve = { error: 0, label: '' };
-  for (const trace of TRACES()) {
+  for (const trace of allTraces()) {
     for (const fraction of FRACTIONS) {
       const maxBytes = Math.round(RECORDINGS * fraction * BUDGET_PER_RECORDING);
       const policy = replay(trace, maxBytes, configured.make, 7);

@@ -8,7 +8,7 @@ import { hammer } from './compare.js';
 import { metricSum, scrape } from './processes.js';
 import type { CaseResult } from './report.js';
 import { gateway, type Bench } from './setup.js';
-import { Zipf } from './zipf.js';
+import { Zipf } from '../test/fixtures/zipf.js';
 
 const WORKSPACES = ['acme', 'globex'];
 const BAD_KEYS = Array.from({ length: 10 }, (_, i) => `bench-invalid-key-${i}`);

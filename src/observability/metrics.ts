@@ -86,7 +86,7 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** The L1 hit ratio estimated at ½, 1, 2 and 4 times its bound, under its policy (l1/miniature-curve.ts, l1/hit-ratio-curve.ts). */
+  /** The L1 hit ratio estimated at ½, 1, 2 and 4 times its bound, under its policy (l1/hit-ratio-curve.ts). */
   readonly cacheL1EstimatedHitRatio = new Gauge({
     name: `${PREFIX}cache_l1_estimated_hit_ratio`,
     help: 'Share of L1 lookups an L1 of this size (a multiple of cache.l1.maxBytes), under the same cache.l1.policy, would find, estimated online by sampling keys.',

@@ -106,9 +106,10 @@ function decodeEntry(buf: Buffer): CacheEntry | undefined {
   for (let i = 0; i < BLOBS; i++, at += 4) lengths.push(buf.readUInt32BE(at));
   // The lengths must account for every byte: a truncated or padded value is not ours.
   if (at + lengths.reduce((sum, n) => sum + n, 0) !== buf.length) return undefined;
-  // Copy the payload out: the reply buffer may be a view into the client's socket chunk, and a
-  // cached view would keep that whole chunk alive for as long as the entry lives.
-  const payload = Buffer.allocUnsafe(buf.length - at);
+  // Copy the payload out, into an allocation of its own: the reply buffer may be a view into the
+  // client's socket chunk (or a pool slab), which a cached view would keep alive as long as the
+  // entry lives.
+  const payload = Buffer.allocUnsafeSlow(buf.length - at);
   buf.copy(payload, 0, at);
   let offset = 0;
   const parts = lengths.map((length) => {

@@ -6,8 +6,8 @@ import type { Validators } from '../../upstream/types.js';
 
 /**
  * One stored answer (a 200 body or a remembered 404). Entries are immutable, and a refresh
- * replaces them; the one exception is L1's arena, which may point body, gzip and br at identical
- * bytes elsewhere (l1/byte-arena.ts), so never keep an entry's buffer identity.
+ * replaces them. Their bytes are allocations of their own (factory.ts, codec.ts), never views
+ * into a pool slab or a socket chunk that would live as long as the entry.
  */
 export interface CacheEntry {
   readonly kind: 'entry';

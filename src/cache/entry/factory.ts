@@ -52,20 +52,20 @@ function compressionOptions(length: number): {
   };
 }
 
-/** The UTF-8 bytes of a serialised body. */
+/**
+ * The UTF-8 bytes of a serialised body, in an allocation of their own: a body cut from Node's
+ * 8 KiB pool would keep its whole slab alive as long as the entry lives in L1, beside bodies long
+ * evicted (docs/performance.md, Memory).
+ */
 function bodyBytes(text: string): Buffer {
-  // Node's pooled allocation (8 KB slabs shared by small buffers) measured ~15% less RSS than
-  // one allocation per body: entries stored together are evicted together, so their slab goes
-  // with them, while per-body allocations fragment the malloc heap as the LRU churns. Not
-  // Buffer.from(text): it reserves pool space for the worst-case UTF-8 length, not the real one.
-  const buffer = Buffer.allocUnsafe(Buffer.byteLength(text));
+  const buffer = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
   buffer.write(text);
   return buffer;
 }
 
-/** Packs a body and its encodings into one buffer (one allocation per entry instead of three). */
+/** Packs a body and its encodings into one buffer of its own (one allocation per entry, not three). */
 function pack(body: Buffer, gz: Buffer, br: Buffer): [Buffer, Buffer, Buffer] {
-  const all = Buffer.allocUnsafe(body.length + gz.length + br.length);
+  const all = Buffer.allocUnsafeSlow(body.length + gz.length + br.length);
   body.copy(all, 0);
   gz.copy(all, body.length);
   br.copy(all, body.length + gz.length);

@@ -4,10 +4,8 @@
  * instants, never by the store, so the injected clock governs both tiers alike.
  */
 import type { GatewayMetrics } from '../../observability/metrics.js';
-import { ByteArena, SEGMENT_BYTES } from './byte-arena.js';
 import type { DepartedNames } from './departed.js';
-import { CURVE_SIZES, HitRatioCurve, type CurveEstimate } from './hit-ratio-curve.js';
-import { MiniatureCurve } from './miniature-curve.js';
+import { CURVE_SIZES, HitRatioCurve } from './hit-ratio-curve.js';
 import { LruStore } from './lru-store.js';
 import { S3FifoStore } from './s3-fifo-store.js';
 import type { BoundedStore, StoreOptions } from './store.js';
@@ -84,16 +82,9 @@ function workspaceOf(key: string): string {
   return end === -1 ? key : key.slice(0, end);
 }
 
-/** Segments of a sixteenth of the bound, between 64 KiB and SEGMENT_BYTES: a small L1 does not reserve a whole one. */
-function segmentBytesFor(maxBytes: number): number {
-  return Math.min(SEGMENT_BYTES, Math.max(64 * 1024, Math.floor(maxBytes / 16)));
-}
-
 /** The L1 cache. Keys come from keys.ts#l1Key only. */
 export class L1Cache {
   private readonly store: BoundedStore<StoredValue>;
-  /** The entries' bytes (byte-arena.ts); aliases have none. */
-  private readonly arena: ByteArena;
   /**
    * A recording's link-code name and the UUID name its entry is held under (the store's own key
    * string, shared). It lives exactly as long as that entry: counted in the entry's size, set
@@ -104,7 +95,7 @@ export class L1Cache {
   /** Which entries each purge selector reaches, following what the store holds (holders.ts). */
   private readonly holders = new L1Holders();
   /** Would a smaller or larger L1 hit more? (Estimated under this L1's policy, from sampled keys.) */
-  readonly curve: CurveEstimate;
+  readonly curve: HitRatioCurve;
 
   /**
    * `tenantShare` (cache.l1.tenantShare, S3-FIFO only): the fraction of the bound one workspace
@@ -125,7 +116,6 @@ export class L1Cache {
       dispose: (value, key, reason) => {
         if (value.kind === 'entry') {
           this.holders.remove(key, value);
-          this.arena.release(value);
           const link = linkNameOf(key, value);
           if (link !== null && this.linkNames.get(link) === key) this.linkNames.delete(link);
           if (reason === 'evict' && link !== null) this.departed?.add(link);
@@ -138,15 +128,7 @@ export class L1Cache {
     };
     const shares = tenantShare === null ? null : { tenantOf: workspaceOf, share: tenantShare };
     this.store = policy === 's3-fifo' ? new S3FifoStore(options, shares) : new LruStore(options);
-    this.arena = new ByteArena((key) => {
-      const value = this.store.peek(key);
-      return value?.kind === 'entry' ? value : undefined;
-    }, segmentBytesFor(maxBytes));
-    // LRU's curve is exact from reuse distances; S3-FIFO's is simulated in miniature.
-    this.curve =
-      policy === 's3-fifo'
-        ? new MiniatureCurve(maxBytes, shares, sizeOf)
-        : new HitRatioCurve(maxBytes);
+    this.curve = new HitRatioCurve(maxBytes, policy, shares, sizeOf);
     metrics.onScrape(() => {
       metrics.cacheEntries.set({ tier: 'l1' }, this.size);
       metrics.cacheBytes.set({ tier: 'l1' }, this.store.bytes);
@@ -189,10 +171,9 @@ export class L1Cache {
   }
 
   /**
-   * Stores a value (replacing any). An entry's bytes move into the arena; the entry object
-   * stays the same, so callers may still compare what they stored with what `peek` returns.
-   * An alias to an entry held under its own name with this link code is already there
-   * (linkNames): storing it again changes nothing.
+   * Stores a value (replacing any); `peek` returns that very object. An alias to an entry held
+   * under its own name with this link code is already there (linkNames): storing it again
+   * changes nothing.
    */
   set(key: string, value: StoredValue): void {
     const own = this.linkNames.get(key);
@@ -206,11 +187,10 @@ export class L1Cache {
     }
     const again = this.store.peek(key) === value;
     const held = this.store.set(key, value);
-    if (held) this.curve.stored(key, sizeOf(value, key), value.kind === 'alias');
+    if (held) this.curve.stored(key, sizeOf(value, key));
     // Refused (larger than the bound) or already held under this key: nothing more to hold.
     if (again || !held || value.kind !== 'entry') return;
     this.holders.add(key, value);
-    this.arena.hold(key, value);
     const link = linkNameOf(key, value);
     if (link !== null) {
       // One way to each name: an alias item stored under it earlier gives way.
@@ -248,11 +228,6 @@ export class L1Cache {
   /** Number of items held. */
   get size(): number {
     return this.store.size + this.linkNames.size;
-  }
-
-  /** The arena's segments: how many, their bytes, and the bytes of entries held in them. */
-  get arenaStats(): { segments: number; bytes: number; live: number } {
-    return this.arena.stats;
   }
 
   /** Bytes counted against the bound. */

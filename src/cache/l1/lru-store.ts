@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { BoundedStore, StoreOptions } from './store.js';
 
 /** lru-cache behind the BoundedStore face. */
-export class LruStore<V extends object> implements BoundedStore<V> {
+export class LruStore<V extends NonNullable<unknown>> implements BoundedStore<V> {
   private readonly lru: LRUCache<string, V>;
 
   constructor(options: StoreOptions<V>) {

@@ -1,4 +1,4 @@
-// The trace-replay bench's single-workspace traces (bench/trace-replay-case.ts) replayed through
+// The trace-replay bench's single-workspace traces (test/fixtures/traces.ts) replayed through
 // a gateway over real sockets: simulator upstream, no Redis, TTLs longer than the run, the L1
 // budget a share of the recordings × 2,454 bytes, one request at a time in trace order, one in
 // ten by public link code. The same trace through a gateway under `lru` and under the default
@@ -8,12 +8,7 @@
 // slow for the suite) the issue's targets apply too: at least 50.9%, 25.8% and 41.2% hits at
 // the 1% budget on Zipf 1.0, Zipf 0.8 and the sweeps. The suite runs a tenth of it.
 import t from 'tap';
-import {
-  BUDGET_PER_RECORDING,
-  BY_LINK,
-  gatewayTraces,
-  seeded,
-} from '../../../bench/trace-replay-case.js';
+import { BUDGET_PER_RECORDING, BY_LINK, gatewayTraces, seeded } from '../../fixtures/traces.js';
 import { startGateway } from '../../helpers/gateway.js';
 
 const RECORDINGS = Number(process.env['REPLAY_RECORDINGS'] ?? 2000);

@@ -1,5 +1,5 @@
-// The hit-ratio curve (SHARDS) against byte-bounded LRUs of each size replaying the same seeded
-// trace: counts only, no clock.
+// The hit-ratio curve of an LRU L1 (miniature simulation) against byte-bounded LRUs of each size
+// replaying the same seeded trace: counts only, no clock.
 import t from 'tap';
 import { CURVE_SIZES, HitRatioCurve } from '../../../../src/cache/l1/hit-ratio-curve.js';
 import type { WorkspaceId } from '../../../../src/brands.js';
@@ -7,7 +7,7 @@ import { l1Key, linkKey, uuidKey } from '../../../../src/cache/entry/keys.js';
 import { L1Cache } from '../../../../src/cache/l1/l1.js';
 import { GatewayMetrics } from '../../../../src/observability/metrics.js';
 import { makeEntry, metricValue } from '../../../helpers/redis-tier.js';
-import { seeded } from '../../../../bench/trace-replay-case.js';
+import { seeded } from '../../../fixtures/traces.js';
 
 /** Key ids drawn by Zipf(s) over n keys (inverse CDF by binary search). */
 function zipfTrace(n: number, s: number, length: number, seed: number): number[] {
@@ -54,45 +54,47 @@ function lruHits(trace: number[], sizeOf: (id: number) => number, maxBytes: numb
 
 const nameOf = (id: number) => `acme\n1\nr:${id.toString(16).padStart(12, '0')}`;
 
-void t.test('on a seeded Zipf trace the estimate is within 3 points of LRU at each size', (t) => {
-  for (const [s, seed] of [
-    [1, 11],
-    [0.8, 12],
-  ] as const) {
-    const trace = zipfTrace(20_000, s, 60_000, seed);
-    const sizeOf = (id: number) => 1500 + (id % 7) * 150;
-    const maxBytes = 200 * 1900;
-    // Fewer sampled keys (8,192) than keys seen (about 10,700): the rate is lowered and the slots compacted on the way.
-    const curve = new HitRatioCurve(maxBytes);
-    for (const id of trace) {
-      curve.lookup(nameOf(id));
-      curve.stored(nameOf(id), sizeOf(id), false);
+void t.test(
+  'on a seeded Zipf trace the estimate is LRU at each size: exact whole, within 3 points sampled',
+  (t) => {
+    for (const [s, seed] of [
+      [1, 11],
+      [0.8, 12],
+    ] as const) {
+      const trace = zipfTrace(20_000, s, 60_000, seed);
+      const sizeOf = (id: number) => 1500 + (id % 7) * 150;
+      // Every key simulated (a bound under the 512 KiB simulated), then a sample of them.
+      for (const maxBytes of [200 * 1900, 1000 * 1900]) {
+        const curve = new HitRatioCurve(maxBytes, 'lru', null, () => 0);
+        for (const id of trace) {
+          curve.lookup(nameOf(id));
+          curve.stored(nameOf(id), sizeOf(id));
+        }
+        CURVE_SIZES.forEach(({ label, times }, i) => {
+          const measured = lruHits(trace, sizeOf, times * maxBytes) / trace.length;
+          const estimate = curve.ratios![i]!;
+          const what = `Zipf ${s}, ${label}, rate ${curve.rate.toFixed(3)}: estimate ${(100 * estimate).toFixed(1)}% vs LRU ${(100 * measured).toFixed(1)}%`;
+          if (curve.rate === 1) t.ok(Math.abs(estimate - measured) < 1e-9, `exact: ${what}`);
+          else t.ok(Math.abs(estimate - measured) <= 0.03, `within 3 points: ${what}`);
+        });
+      }
     }
-    t.ok(curve.rate < 1, `sampling lowered to ${curve.rate.toFixed(3)}`);
-    CURVE_SIZES.forEach(({ label, times }, i) => {
-      const measured = lruHits(trace, sizeOf, times * maxBytes) / trace.length;
-      const estimate = curve.ratios![i]!;
-      t.ok(
-        Math.abs(estimate - measured) <= 0.03,
-        `Zipf ${s}, ${label}: estimate ${(100 * estimate).toFixed(1)}% vs LRU ${(100 * measured).toFixed(1)}%`,
-      );
-    });
-  }
-  t.end();
-});
+    t.end();
+  },
+);
 
 void t.test('nothing sampled yet: no estimate', (t) => {
-  const curve = new HitRatioCurve(1000, { startRate: 0 });
+  const curve = new HitRatioCurve(1000, 'lru', null, () => 0, { simulated: 0 });
   curve.lookup('a');
   t.equal(curve.ratios, null);
   t.end();
 });
 
 void t.test('a key hits at the sizes its reuse distance fits, and misses once deleted', (t) => {
-  const curve = new HitRatioCurve(10_000);
-  curve.stored('k', 1000, false);
+  const curve = new HitRatioCurve(10_000, 'lru', null, () => 0);
+  curve.stored('k', 1000);
   // 9,500 bytes used since: fits 2x and 4x (20,000, 40,000), not 1x or ½x.
-  for (let i = 0; i < 19; i++) curve.stored(`other${i}`, 500, false);
+  for (let i = 0; i < 19; i++) curve.stored(`other${i}`, 500);
   curve.lookup('k');
   t.same(curve.ratios, [0, 0, 1, 1]);
   curve.deleted('k');
@@ -102,23 +104,16 @@ void t.test('a key hits at the sizes its reuse distance fits, and misses once de
   t.end();
 });
 
-void t.test("an alias's bytes ride with its entry only at sizes where the entry missed", (t) => {
-  const curve = new HitRatioCurve(4000);
+void t.test('a value larger than a size is refused there, as the L1 refuses it', (t) => {
+  const curve = new HitRatioCurve(4000, 'lru', null, () => 0);
   curve.lookup('x');
-  curve.stored('x', 1000, false);
-  // e missed everywhere (first lookup), then stored with its alias a: 1,000 + 3,000 bytes.
+  curve.stored('x', 1000);
   curve.lookup('e');
-  curve.stored('e', 1000, false);
-  curve.stored('a', 3000, true);
-  // x is looked up again: e and its riding alias (4,000) were used since; fits 2x and 4x.
+  curve.stored('e', 1000);
+  // 3,000 bytes: more than ½x holds (2,000), so x and e stay there; 1x (4,000) lets x go.
+  curve.stored('a', 3000);
   curve.lookup('x');
-  t.same(curve.ratios, [0, 0, 1 / 3, 1 / 3]);
-  // The alias is looked up (by link code), then stored again beside its entry: counted once.
-  curve.lookup('a');
-  curve.lookup('e', false);
-  curve.stored('e', 1000, false);
-  curve.stored('a', 3000, true);
-  t.same(curve.ratios?.length, CURVE_SIZES.length);
+  t.same(curve.ratios, [1 / 3, 0, 1 / 3, 1 / 3]);
   t.end();
 });
 
@@ -153,8 +148,8 @@ void t.test(
 );
 
 void t.test('past counts weigh half after the half-life', (t) => {
-  const curve = new HitRatioCurve(10_000, { halfLife: 4 });
-  curve.stored('k', 100, false);
+  const curve = new HitRatioCurve(10_000, 'lru', null, () => 0, { halfLife: 4 });
+  curve.stored('k', 100);
   for (let i = 0; i < 6; i++) curve.lookup('k');
   t.same(curve.ratios, [1, 1, 1, 1]);
   t.end();

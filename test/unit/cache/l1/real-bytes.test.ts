@@ -1,8 +1,8 @@
 // cache.l1.maxBytes is a promise about memory, not only about a count: with recordings stored as
 // the gateway stores them, through three times what the bound holds, the heap and ArrayBuffer
 // growth stays within what L1 counts, and the count within the bound. Each fill runs in a fresh
-// process (fixtures/fill-l1.ts says why). The S3-FIFO curve's own count is held to real memory
-// alone as well: beside the L1's margin, an under-count of the curve would not show.
+// process (fixtures/fill-l1.ts says why). The curve's own count is held to real memory alone as
+// well, under each policy: beside the L1's margin, an under-count of the curve would not show.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ const RECORDINGS = 15_000;
 interface Filled {
   items: number;
   counted: number;
-  /** The hit-ratio curve's memory, beside the bound (hit-ratio-curve.ts, miniature-curve.ts). */
+  /** The hit-ratio curve's memory, beside the bound (hit-ratio-curve.ts). */
   curve: number;
   real: number;
 }
@@ -64,14 +64,16 @@ for (const [policy, links] of [
 
 // Every key simulated (1 MiB), a sixteenth (8 MiB), a 128th (64 MiB): at each rate the
 // miniatures fill to their bounds, so the curve holds about the same memory.
-for (const mib of [1, 8, 64])
-  void t.test(
-    `the S3-FIFO curve of a ${mib} MiB L1, alone: real memory within its count`,
-    async (t) => {
-      const { counted, real } = await measure<{ counted: number; real: number }>('fill-curve.ts', [
-        String(mib * 1024 * 1024),
-      ]);
-      t.ok(real <= counted, `real ${real} within counted ${counted}`);
-      t.ok(counted > 1_000_000, `and the miniatures were filled (counted ${counted})`);
-    },
-  );
+for (const policy of ['s3-fifo', 'lru'] as const)
+  for (const mib of [1, 8, 64])
+    void t.test(
+      `the ${policy} curve of a ${mib} MiB L1, alone: real memory within its count`,
+      async (t) => {
+        const { counted, real } = await measure<{ counted: number; real: number }>(
+          'fill-curve.ts',
+          [String(mib * 1024 * 1024), policy],
+        );
+        t.ok(real <= counted, `real ${real} within counted ${counted}`);
+        t.ok(counted > 1_000_000, `and the miniatures were filled (counted ${counted})`);
+      },
+    );

@@ -5,12 +5,11 @@ import t from 'tap';
 import type { WorkspaceId } from '../../../../src/brands.js';
 import type { StoredValue } from '../../../../src/cache/entry/entry.js';
 import { l1Key, linkKey, uuidKey } from '../../../../src/cache/entry/keys.js';
-import { CURVE_SIZES } from '../../../../src/cache/l1/hit-ratio-curve.js';
+import { CURVE_SIZES, HitRatioCurve } from '../../../../src/cache/l1/hit-ratio-curve.js';
 import { L1Cache } from '../../../../src/cache/l1/l1.js';
-import { MiniatureCurve } from '../../../../src/cache/l1/miniature-curve.js';
 import { GatewayMetrics } from '../../../../src/observability/metrics.js';
 import { makeEntry } from '../../../helpers/redis-tier.js';
-import { gatewayTraces } from '../../../../bench/trace-replay-case.js';
+import { gatewayTraces } from '../../../fixtures/traces.js';
 
 const ws = 'acme' as WorkspaceId;
 const gen = { all: 1, list: 1 };
@@ -57,7 +56,7 @@ for (const [scale, maxBytes] of [
   void t.test(`${scale}: the estimate at each size against S3-FIFO replayed there`, (t) => {
     for (const trace of gatewayTraces(20_000, 40_000)) {
       const { l1, hits } = replay(trace.ids, maxBytes);
-      const curve = l1.curve as MiniatureCurve;
+      const curve = l1.curve;
       CURVE_SIZES.forEach(({ label, times }, i) => {
         const measured =
           (times === 1 ? hits : replay(trace.ids, times * maxBytes).hits) / trace.ids.length;
@@ -71,7 +70,7 @@ for (const [scale, maxBytes] of [
   });
 
 void t.test('nothing sampled yet: no estimate; a deleted key misses at every size', (t) => {
-  const curve = new MiniatureCurve(10_000, null, () => 1000);
+  const curve = new HitRatioCurve(10_000, 's3-fifo', null, () => 1000);
   t.equal(curve.ratios, null);
   curve.lookupMissed('k');
   curve.stored('k', 1000);
@@ -87,7 +86,7 @@ void t.test(
   'a key the L1 still holds but no size does is taken in again at the bytes the L1 has for it',
   (t) => {
     // 4x holds ten 1,000-byte items; twelve others pass through every size after a.
-    const curve = new MiniatureCurve(2500, null, () => 1000);
+    const curve = new HitRatioCurve(2500, 's3-fifo', null, () => 1000);
     const held = makeEntry({ body: Buffer.alloc(10) });
     for (const key of ['a', ...Array.from({ length: 12 }, (_, i) => `other${i}`)]) {
       curve.lookupMissed(key);
@@ -103,7 +102,7 @@ void t.test(
 );
 
 void t.test('a lookup by link code reaches the sampled entry it names', (t) => {
-  const curve = new MiniatureCurve(10_000, null, () => 1000);
+  const curve = new HitRatioCurve(10_000, 's3-fifo', null, () => 1000);
   curve.lookupMissed('own');
   curve.stored('own', 1000);
   curve.linked('link', 'own');
@@ -113,7 +112,7 @@ void t.test('a lookup by link code reaches the sampled entry it names', (t) => {
 });
 
 void t.test('its memory is counted, and bounded whatever the number of keys', (t) => {
-  const curve = new MiniatureCurve(64 * 1024 * 1024, null, () => 2000);
+  const curve = new HitRatioCurve(64 * 1024 * 1024, 's3-fifo', null, () => 2000);
   for (let i = 0; i < 200_000; i++) {
     const name = `acme\n1\nu:${uuidOf(i)}`;
     curve.lookupMissed(name);
