@@ -24,6 +24,7 @@ import type { L1Policy } from './l1.js';
 import { LruStore } from './lru-store.js';
 import { S3FifoStore, type TenantShares } from './s3-fifo-store.js';
 import type { StoreOptions } from './store.js';
+import { HASH_SPACE, hashOf } from '../sampled-keys.js';
 
 /** The sizes estimated, as multiples of the bound, and their metric labels. */
 export const CURVE_SIZES = [
@@ -50,29 +51,7 @@ const BYTES_PER_ITEM = 420;
 const GHOST_FACTOR = 2;
 /** A link-code name's slots in `links` and `linkOf`, with its string. */
 const BYTES_PER_LINK = 400;
-/** Hashes are 30 bits: small integers to V8. */
-const HASH_SPACE = 2 ** 30;
-/** Characters hashed from each end of a name: its workspace at the start, its id at the end. */
-const HASHED_ENDS = 16;
-
 const SIZES = CURVE_SIZES.length;
-
-/**
- * A 30-bit hash of a key's name (FNV-1a, then murmur3's finaliser so every bit is mixed). Only
- * both ends and the length are hashed, so an unsampled lookup stays a few dozen steps whatever
- * the name's length: names are workspace, generation and resource key, and the key's id (a
- * UUID, a link code, a page) ends it.
- */
-function hashOf(name: string): number {
-  let h = 0x811c9dc5 ^ name.length;
-  const head = Math.min(HASHED_ENDS, name.length);
-  for (let i = 0; i < head; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
-  for (let i = Math.max(head, name.length - HASHED_ENDS); i < name.length; i++)
-    h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 2;
-}
 
 /** Options for tests: the bytes the 1x miniature spans (0: nothing sampled), the half-life. */
 export interface CurveOptions {

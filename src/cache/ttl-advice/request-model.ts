@@ -23,7 +23,7 @@
  * refresh-ahead (it starts a read entry's refresh a little before its end, a fetch time or so).
  * docs/operations.md says how to read the advice with them.
  */
-import { hashOf, HASH_SPACE } from '../l1/hit-ratio-curve.js';
+import { HASH_SPACE, hashOf } from '../sampled-keys.js';
 
 /** The TTLs every workspace is simulated at, ms (5 s to 1 h); the current TTLs are added to them. */
 export const CANDIDATE_TTLS_MS: readonly number[] = [

@@ -13,7 +13,7 @@ import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 import { startSimulator } from '../../../src/sim/server.js';
 import { Prng, hashSeed } from '../../../src/sim/prng.js';
-import { Zipf } from '../../../bench/zipf.js';
+import { Zipf } from '../../fixtures/zipf.js';
 import type { components } from '../../contract/recordings-gateway-api.js';
 
 type TtlAdvice = components['schemas']['TtlAdvice'];

@@ -11,7 +11,7 @@ import { TtlAdvisor } from '../../../../src/cache/ttl-advice/advisor.js';
 import { mergeAdvice } from '../../../../src/cache/ttl-advice/merge.js';
 import { adviceOfBody, ttlAdviceBody } from '../../../../src/http/ttl-advice-body.js';
 import { Prng, hashSeed } from '../../../../src/sim/prng.js';
-import { Zipf } from '../../../../bench/zipf.js';
+import { Zipf } from '../../../fixtures/zipf.js';
 import { makeEntry } from '../../../helpers/redis-tier.js';
 
 const ACME = 'acme' as WorkspaceId;

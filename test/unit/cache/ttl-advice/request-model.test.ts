@@ -10,7 +10,7 @@ import {
   type TtlPrediction,
 } from '../../../../src/cache/ttl-advice/request-model.js';
 import { Prng, hashSeed } from '../../../../src/sim/prng.js';
-import { Zipf } from '../../../../bench/zipf.js';
+import { Zipf } from '../../../fixtures/zipf.js';
 import { replayParams } from '../../../helpers/fc-replay.js';
 
 const HOUR = 3_600_000;
