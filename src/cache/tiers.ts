@@ -8,7 +8,7 @@ import type { WorkspaceId } from '../brands.js';
 import type { Clock } from '../clock.js';
 import { softPurged, worthStoring, type CacheEntry, type StoredValue } from './entry/entry.js';
 import type { EntryFactory } from './entry/factory.js';
-import { l1Key, type Generation, type ResourceKey } from './entry/keys.js';
+import { l1Key, resourceKeyOfL1Key, type Generation, type ResourceKey } from './entry/keys.js';
 import type { L1Cache } from './l1/l1.js';
 import type { Lookup } from './lookup.js';
 import { ownKey, valuesAskedBy } from './entry/recording-values.js';
@@ -146,9 +146,7 @@ export class Tiers {
       workspace,
       selectors,
       limit,
-      (name) =>
-        name ===
-        l1Key(workspace, generation, name.slice(name.lastIndexOf('\n') + 1) as ResourceKey),
+      (name) => name === l1Key(workspace, generation, resourceKeyOfL1Key(name)),
     );
   }
 

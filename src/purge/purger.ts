@@ -20,6 +20,7 @@ import type { WorkspaceId } from '../brands.js';
 import type { Generations } from './generations.js';
 import {
   linkKey,
+  isUuidKey,
   recordingIdOf,
   recordingKey,
   type Generation,
@@ -228,9 +229,7 @@ export class Purger {
         // UUID (its alias evicted alone), and which pages hold it is unknown. Only a workspace
         // purge is sure to cover it.
         if (keys === undefined) return 'unknown-link-code';
-        const selectors = keys
-          .filter((key) => key.startsWith('u:'))
-          .map((key): Selector => `r:${recordingIdOf(key)}`);
+        const selectors = keys.filter(isUuidKey).map((key): Selector => `r:${recordingIdOf(key)}`);
         // A link code remembered as not found: no UUID to find its pages by, so all of them go.
         return { selectors: selectors.length === 0 ? ['l'] : selectors, keys, fallback: 'list' };
       }

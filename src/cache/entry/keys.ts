@@ -47,9 +47,12 @@ export function listKey(pageNumber: number, pageSize: number): ResourceKey {
   return `${LIST_KEY_PREFIX}${pageNumber}:${pageSize}` as ResourceKey;
 }
 
+/** How every key in the UUID space begins. */
+export const UUID_KEY_PREFIX = 'u:';
+
 /** The key of one recording by its UUID (lower case). */
 export function uuidKey(uuid: string): ResourceKey {
-  return `u:${uuid}` as ResourceKey;
+  return `${UUID_KEY_PREFIX}${uuid}` as ResourceKey;
 }
 
 /** The key of one recording by its public link code (as given: codes are case-sensitive). */
@@ -141,6 +144,17 @@ export function l1Key(workspace: WorkspaceId, generation: Generation, key: Resou
   return generation.epoch
     ? `${workspace}\n${generation.epoch}/${tag}\n${key}`
     : `${workspace}\n${tag}\n${key}`;
+}
+
+/** The workspace an L1 name (l1Key) belongs to: its text before the first line break. */
+export function workspaceOfL1Key(name: string): string {
+  const end = name.indexOf('\n');
+  return end === -1 ? name : name.slice(0, end);
+}
+
+/** The resource key an L1 name (l1Key) holds: its text after the last line break. */
+export function resourceKeyOfL1Key(name: string): ResourceKey {
+  return name.slice(name.lastIndexOf('\n') + 1) as ResourceKey;
 }
 
 /**

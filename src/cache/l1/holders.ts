@@ -9,7 +9,11 @@
  * stays until the store lets it go); a purge selects those of the generation it applies to.
  */
 import type { CacheEntry } from '../entry/entry.js';
-import { isListKey, type ResourceKey } from '../entry/keys.js';
+import {
+  isListKey,
+  resourceKeyOfL1Key as keyOf,
+  workspaceOfL1Key as workspaceOf,
+} from '../entry/keys.js';
 import { reachedBy, type Selector } from '../entry/surrogates.js';
 
 /**
@@ -18,17 +22,6 @@ import { reachedBy, type Selector } from '../entry/surrogates.js';
  * scale"), and test/unit/cache/l1/real-bytes.test.ts holds the count to real memory.
  */
 const PAIR_BYTES = 96;
-
-/** The workspace of an L1 name (keys.ts#l1Key): its text before the first line break. */
-function workspaceOf(name: string): string {
-  const end = name.indexOf('\n');
-  return end === -1 ? name : name.slice(0, end);
-}
-
-/** The resource key of an L1 name: its text after the last line break. */
-function keyOf(name: string): ResourceKey {
-  return name.slice(name.lastIndexOf('\n') + 1) as ResourceKey;
-}
 
 /** The bytes the index holds for an entry held under `name` (counted in the entry's size). */
 export function pairBytes(name: string, entry: CacheEntry): number {

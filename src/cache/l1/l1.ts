@@ -10,7 +10,13 @@ import { LruStore } from './lru-store.js';
 import { S3FifoStore } from './s3-fifo-store.js';
 import type { BoundedStore, StoreOptions } from './store.js';
 import { payloadBytes, type CacheEntry, type StoredValue } from '../entry/entry.js';
-import { linkKey, siblingL1Key, type ResourceKey } from '../entry/keys.js';
+import {
+  linkKey,
+  siblingL1Key,
+  UUID_KEY_PREFIX,
+  workspaceOfL1Key as workspaceOf,
+  type ResourceKey,
+} from '../entry/keys.js';
 import type { Selector } from '../entry/surrogates.js';
 import { L1Holders, pairBytes } from './holders.js';
 
@@ -50,7 +56,7 @@ function linkNameOf(name: string, entry: CacheEntry): string | null {
   const own =
     at > 0 &&
     name.charCodeAt(at - 1) === NEWLINE &&
-    name.startsWith('u:', at) &&
+    name.startsWith(UUID_KEY_PREFIX, at) &&
     name.endsWith(id.toLowerCase());
   return own ? siblingL1Key(name, linkKey(entry.linkId)) : null;
 }
@@ -74,12 +80,6 @@ function sizeOf(value: StoredValue, key: string): number {
     value.surrogates.length +
     pairBytes(key, value)
   );
-}
-
-/** The workspace an L1 key (keys.ts#l1Key) belongs to: its text before the first line break. */
-function workspaceOf(key: string): string {
-  const end = key.indexOf('\n');
-  return end === -1 ? key : key.slice(0, end);
 }
 
 /** The L1 cache. Keys come from keys.ts#l1Key only. */
