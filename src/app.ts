@@ -10,23 +10,18 @@ import { KeyCheck } from './auth/key-check.js';
 import { StaticKeys } from './auth/static-keys.js';
 import { RedisVerdictStore } from './auth/redis-verdict-store.js';
 import { Verdicts } from './auth/verdicts.js';
-import { EntryFactory } from './cache/entry/factory.js';
 import { Generations } from './purge/generations.js';
-import { L1Cache } from './cache/l1/l1.js';
-import { DepartedNames } from './cache/l1/departed.js';
+import type { L1Cache } from './cache/l1/l1.js';
 import { Purger } from './purge/purger.js';
 import { widenedPurges } from './purge/widening.js';
 import { purgeConfirmations } from './purge/confirmations-setup.js';
 import { instanceIdOf } from './purge/instance-id.js';
 import { inspectCache } from './cache/inspect.js';
-import { ReadThrough } from './cache/read-through.js';
-import { Auditor } from './cache/audit/auditor.js';
-import { AuditSampler } from './cache/audit/sampler.js';
-import { TtlAdvisor } from './cache/ttl-advice/advisor.js';
+import type { ReadThrough } from './cache/read-through.js';
+import { buildCache } from './cache/build.js';
 import { RedisL2Store } from './cache/l2/redis-store.js';
 import { makeSettings, type Settings } from './cache/settings.js';
-import { StaleOnArrival } from './cache/entry/stale-on-arrival.js';
-import { Tiers } from './cache/tiers.js';
+import type { Tiers } from './cache/tiers.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { restartOnlyChanges } from './config/restart-only.js';
@@ -157,15 +152,6 @@ export function buildApp(initial: Config, deps: AppDeps): App {
       clock,
       onForeignGeneration: (workspace) => purgeStore.forget(workspace),
     });
-  // The memory of evicted names (a miss's reason) is held within cache.l1.maxBytes.
-  const departed = new DepartedNames(initial.cache.l1.maxBytes);
-  const l1 = new L1Cache(
-    Math.max(0, initial.cache.l1.maxBytes - departed.bytes),
-    metrics,
-    initial.cache.l1.policy,
-    initial.cache.l1.tenantShare,
-    departed,
-  );
   const generations = new Generations({
     shared: purgeStore,
     maxWorkspaces: initial.cache.purge.maxWorkspaces,
@@ -194,54 +180,15 @@ export function buildApp(initial: Config, deps: AppDeps): App {
           (result) => metrics.keyFileReloads.inc({ result }),
         );
   let staticKeys = staticKeysFor(initial);
-  const factory = new EntryFactory(
-    current,
+  const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
+  const { l1, tiers, ttlAdvisor, readThrough } = buildCache(initial, {
+    settings: current,
     metrics,
-    new StaleOnArrival(logger.child({ component: 'cache' }), () => clock.now()),
-  );
-  const cacheLogger = logger.child({ component: 'cache' });
-  const tiers = new Tiers({
-    l1,
+    logger,
+    clock,
     l2,
     generations,
-    factory,
-    settings: current,
-    clock,
-    logger: cacheLogger,
-  });
-  const keys = new KeyCheck({ verdicts, limiter, staticKeys: () => staticKeys, metrics });
-  const ttlAdvisor = new TtlAdvisor({
-    settings: current,
-    logger: cacheLogger,
-    bound: (bound) => metrics.ttlAdviceBounds.inc({ bound }),
-  });
-  const audit = {
-    sampler: new AuditSampler(
-      () => settings.config.cache.audit,
-      () => clock.now(),
-      Math.random,
-    ),
-    auditor: new Auditor({
-      validatorsFor: (entry, now) => factory.validatorsFor(entry, now),
-      now: () => clock.now(),
-      logger: cacheLogger,
-      counted: (resource, result) => metrics.cacheAudits.inc({ resource, result }),
-      unchanged: (lookup, entry, at) =>
-        ttlAdvisor.auditedUnchanged(lookup.workspace, lookup.resource, entry, at),
-    }),
-  };
-  const readThrough = new ReadThrough({
-    audit,
-    tiers,
-    l2,
-    factory,
-    keyLearned: (lookup, valid) => keys.learned(lookup, valid, clock.now()),
-    lockWaited: (resource, result) => metrics.cacheLockWaits.inc({ resource, result }),
-    revalidated: (lookup, base, answer) =>
-      ttlAdvisor.revalidated(lookup.workspace, lookup.resource, base, answer, clock.now()),
-    settings: current,
-    clock,
-    logger: cacheLogger,
+    keyLearned: (target, valid) => keys.learned(target, valid, clock.now()),
     ...(deps.random === undefined ? {} : { random: deps.random }),
   });
   const purger = new Purger(purgeStore, generations, tiers, {

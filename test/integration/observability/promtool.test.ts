@@ -126,6 +126,7 @@ function touchedMetrics(options: { defaultMetrics: boolean }): GatewayMetrics {
   metrics.cacheMisses.inc({ resource: 'recording', reason: 'expired' });
   metrics.cacheAudits.inc({ resource: 'recording', result: 'inconsistent' });
   metrics.servedAge.observe({ resource: 'list' }, 12);
+  metrics.ttlAdviceBounds.inc({ bound: 'sampled-keys' });
   return metrics;
 }
 
