@@ -25,7 +25,7 @@ import type { Tiers } from './cache/tiers.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { restartOnlyChanges } from './config/restart-only.js';
-import { readSecretFile } from './config/secret-file.js';
+import { serviceKeyOf } from './config/secret-file.js';
 import { adminHandler, hashToken } from './http/admin-handler.js';
 import { clientErrorListener } from './http/client-error.js';
 import { draining, drainWait, stopListening, type DrainWait } from './http/drain.js';
@@ -38,8 +38,7 @@ import { SharedRedis } from './redis/shared-redis.js';
 import { redisConfigured } from './redis/connection.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { openApiJson } from './openapi/document.js';
-import { createSigner } from './signing/create-signer.js';
-import type { UrlSigner } from './signing/types.js';
+import { signerFor } from './signing/create-signer.js';
 import { Tracing } from './tracing/tracing.js';
 import { createUpstream } from './upstream/client.js';
 import type { Upstream } from './upstream/types.js';
@@ -98,19 +97,6 @@ export interface App {
   close(): Promise<void>;
 }
 
-function signerFor(config: Config): UrlSigner | null {
-  return config.signing.signer === null
-    ? null
-    : createSigner(config.signing.signer, config.signing.hosts);
-}
-
-function serviceKey(config: Config, env: NodeJS.ProcessEnv): string | undefined {
-  if (config.upstream.auth !== 'service-key') return undefined;
-  if (config.upstream.serviceKeyFile !== null)
-    return readSecretFile('upstream.serviceKeyFile', config.upstream.serviceKeyFile);
-  return env['UPSTREAM_SERVICE_KEY'];
-}
-
 /** Builds the gateway from a validated config. */
 export function buildApp(initial: Config, deps: AppDeps): App {
   const { logger } = deps;
@@ -121,7 +107,7 @@ export function buildApp(initial: Config, deps: AppDeps): App {
   let settings = makeSettings(initial, signerFor);
   const current = (): Settings => settings;
 
-  const key = serviceKey(initial, env);
+  const key = serviceKeyOf(initial, env);
   const upstream =
     deps.upstream ??
     createUpstream(initial.upstream, {

@@ -1,4 +1,5 @@
 /** Durations in config: `250ms`, `30s`, `5m`, `1h`, `1d`, or a plain number of seconds. */
+import { z } from 'zod';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
@@ -35,3 +36,29 @@ export function parseBytes(value: unknown): number | undefined {
   if (!match) return undefined;
   return Math.floor(Number(match[1]) * (UNIT_BYTES[match[2] ?? 'B'] ?? 1));
 }
+
+/** A duration in the config: milliseconds from `250ms`, `30s`, `5m`, `1h` or seconds. */
+export const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const parsed = parseDuration(value);
+  if (parsed === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${String(value)}" is not a duration (250ms, 30s, 5m, 1h or seconds)`,
+    });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+/** A byte size in the config: a number, or `512KiB`, `64MiB`. */
+export const bytes = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const parsed = parseBytes(value);
+  if (parsed === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${String(value)}" is not a byte size (65536, 512KiB, 64MiB)`,
+    });
+    return z.NEVER;
+  }
+  return parsed;
+});

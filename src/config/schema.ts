@@ -5,31 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { parseBytes, parseDuration } from './duration.js';
-
-const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
-  const parsed = parseDuration(value);
-  if (parsed === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `"${String(value)}" is not a duration (250ms, 30s, 5m, 1h or seconds)`,
-    });
-    return z.NEVER;
-  }
-  return parsed;
-});
-
-const bytes = z.union([z.number(), z.string()]).transform((value, ctx) => {
-  const parsed = parseBytes(value);
-  if (parsed === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `"${String(value)}" is not a byte size (65536, 512KiB, 64MiB)`,
-    });
-    return z.NEVER;
-  }
-  return parsed;
-});
+import { bytes, duration } from './duration.js';
 
 const port = z.number().int().min(0).max(65535);
 /** Far above any pod's core count: a larger number is a typo, not a plan. */

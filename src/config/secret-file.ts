@@ -1,6 +1,7 @@
 /** Secrets the config names by file (signer keys, the upstream service key): read once, trimmed, never echoed. */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
+import type { Config } from './schema.js';
 
 /** Reads a file's text; injectable so tests and callers can fetch secrets from elsewhere. */
 export type ReadSecret = (path: string) => string;
@@ -27,4 +28,15 @@ export function readSecretFile(
   }
   if (text === '') throw new ConfigError([`${configKey}: "${path}" is empty`]);
   return text;
+}
+
+/**
+ * The upstream service key under upstream.auth `service-key`: from upstream.serviceKeyFile, else
+ * UPSTREAM_SERVICE_KEY; undefined under any other auth mode.
+ */
+export function serviceKeyOf(config: Config, env: NodeJS.ProcessEnv): string | undefined {
+  if (config.upstream.auth !== 'service-key') return undefined;
+  if (config.upstream.serviceKeyFile !== null)
+    return readSecretFile('upstream.serviceKeyFile', config.upstream.serviceKeyFile);
+  return env['UPSTREAM_SERVICE_KEY'];
 }

@@ -31,6 +31,7 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import { RequestLog, type RouteLabel } from './request-log.js';
 import { SpanKind, type RequestTrace } from '../tracing/request-trace.js';
 import type { Tracing } from '../tracing/tracing.js';
+import { requestSpan } from './request-span.js';
 import type { PageRequest, Upstream } from '../upstream/types.js';
 import { HostMemo } from './request/host.js';
 import { RequestIds } from './request/request-id.js';
@@ -83,13 +84,6 @@ interface Trace extends ResponseContext {
 
 /** The attributes of a fast-path L1 lookup span. */
 const L1_HIT = Object.freeze({ 'recgw.cache.result': 'hit' });
-
-/** The request span's name (method and route template, as OpenTelemetry's HTTP conventions name it) and http.route. */
-const ROUTE_TEMPLATE: Readonly<Record<RouteLabel, string | undefined>> = {
-  list: '/api/external/{version}/recordings',
-  recording: '/api/external/{version}/recordings/{id}',
-  unmatched: undefined,
-};
 
 /** The public request handler. */
 export class PublicHandler {
@@ -163,7 +157,7 @@ export class PublicHandler {
       rateLimit: null,
       serverTiming: undefined,
     };
-    if (this.tracer !== null) trace.span = this.startSpan(this.tracer, req, route);
+    if (this.tracer !== null) trace.span = requestSpan(this.deps.tracing, this.tracer, req, route);
     try {
       const { config } = this.deps.settings();
       // The workspace comes first: a request for no workspace is not this API's at all.
@@ -239,8 +233,7 @@ export class PublicHandler {
           trace.serverTiming = serverTiming(lookup.status);
           // Recorded only for a hit: a miss here is looked up again (and recorded) by serve().
           trace.span?.child('cache.l1 lookup', SpanKind.INTERNAL, L1_HIT, l1Started).end();
-          this.observeUrls(entry, now);
-          this.servedAge[lookup.resource].observe(Math.max(0, now - entry.storedAt) / 1000);
+          this.observeServed(lookup, entry, now);
           this.finish(req, trace, writeEntry(headers, res, entry, 'hit', now, trace), 'hit');
           return;
         }
@@ -293,8 +286,7 @@ export class PublicHandler {
       }
       const now = this.deps.clock.now();
       trace.serverTiming = serverTiming(lookup.status);
-      this.observeUrls(served.entry, now);
-      this.servedAge[lookup.resource].observe(Math.max(0, now - served.entry.storedAt) / 1000);
+      this.observeServed(lookup, served.entry, now);
       const status = writeEntry(req.headers, res, served.entry, served.outcome, now, trace);
       this.finish(req, trace, status, served.outcome);
     } catch (error) {
@@ -303,33 +295,12 @@ export class PublicHandler {
   }
 
   /**
-   * The request's span, under the client's traceparent when it sent a valid one. The route
-   * template, never the path: a public link code in a path opens its recording to whoever reads it.
+   * What an entry about to be served is observed for: its age, and the validity left on its
+   * earliest-expiring transcoded_url, from the expiry stored with it, so the body is never
+   * parsed (entries without a URL of known expiry are not observed for it).
    */
-  private startSpan(
-    tracer: NonNullable<Tracing['tracer']>,
-    req: IncomingMessage,
-    route: RouteLabel,
-  ): RequestTrace {
-    const method = req.method ?? 'GET';
-    const template = ROUTE_TEMPLATE[route];
-    return this.deps.tracing.record(
-      tracer,
-      req.headers,
-      template === undefined ? method : `${method} ${template}`,
-      {
-        'http.request.method': method,
-        ...(template === undefined ? {} : { 'http.route': template }),
-      },
-    );
-  }
-
-  /**
-   * Observes the validity left on the earliest-expiring transcoded_url of an entry about to be
-   * served, from the expiry stored with it, so the body is never parsed. Entries without a URL of
-   * known expiry are not observed.
-   */
-  private observeUrls(entry: CacheEntry, now: number): void {
+  private observeServed(lookup: ResourceLookup, entry: CacheEntry, now: number): void {
+    this.servedAge[lookup.resource].observe(Math.max(0, now - entry.storedAt) / 1000);
     if (entry.status !== 200 || !Number.isFinite(entry.urlExpiry)) return;
     this.urlRemaining.observe((entry.urlExpiry - now) / 1000);
   }

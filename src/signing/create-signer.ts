@@ -1,6 +1,6 @@
 /** Builds the configured re-signer (signing.signer): reads its key files once, limits it to signing.hosts. */
 import { createPrivateKey } from 'node:crypto';
-import type { SignerConfig } from '../config/schema.js';
+import type { Config, SignerConfig } from '../config/schema.js';
 import { readSecretFile, type ReadSecret } from '../config/secret-file.js';
 import { ConfigError } from '../errors.js';
 import { decodeCloudCdnKey, signCloudCdnUrl } from './cloud-cdn.js';
@@ -107,4 +107,11 @@ export function createSigner(
       };
     }
   }
+}
+
+/** The signer a config names (signing.signer, for signing.hosts), or null without one. */
+export function signerFor(config: Config): UrlSigner | null {
+  return config.signing.signer === null
+    ? null
+    : createSigner(config.signing.signer, config.signing.hosts);
 }

@@ -5,6 +5,7 @@
  * computes an entry's freshness (a new answer, a 304 renewal).
  */
 import type { Validators } from '../../upstream/types.js';
+import type { Fetched } from './fetched.js';
 
 /** The bounds of an adaptive TTL, ms (Timings#adaptive: null when the workspace has it off). */
 export interface AdaptiveTtl {
@@ -46,4 +47,9 @@ export function unchangedSinceOf(validators: Validators | null, fetchedAt: numbe
   const lastModified =
     validators?.lastModified === undefined ? NaN : Date.parse(validators.lastModified);
   return Number.isNaN(lastModified) ? fetchedAt : Math.min(lastModified, fetchedAt);
+}
+
+/** Since when a body fetched at `fetchedAt` is known unchanged: carried, or from its validators. */
+export function unchangedSinceFrom(fetched: Fetched, fetchedAt: number): number {
+  return fetched.unchangedSince ?? unchangedSinceOf(fetched.validators, fetchedAt);
 }

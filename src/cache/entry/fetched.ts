@@ -3,6 +3,7 @@
  * validators, and, with `upstream.cacheControl: honor`, whether and how long it may be kept.
  */
 import type { AnswerMeta, Validators } from '../../upstream/types.js';
+import type { CacheEntry } from './entry.js';
 
 /** What the entry factory takes from a fetch besides the body. */
 export interface Fetched {
@@ -48,5 +49,15 @@ export function fetchedFrom(
     validators: meta.validators ?? null,
     maxAgeMs: directives?.sMaxAgeMs ?? directives?.maxAgeMs ?? Infinity,
     store: directives?.noStore !== true,
+  };
+}
+
+/** What a rebuilt entry (re-signed, URLs nulled) keeps of the fetch behind it. */
+export function keptFrom(entry: CacheEntry): Fetched {
+  return {
+    ...NOT_FETCHED,
+    fetchMs: entry.fetchMs,
+    validators: entry.validators,
+    unchangedSince: entry.unchangedSince,
   };
 }

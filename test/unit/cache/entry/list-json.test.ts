@@ -1,7 +1,7 @@
 // A list body spliced from its recordings' serialisations is byte for byte JSON.stringify(page).
 import t from 'tap';
 import fc from 'fast-check';
-import { listJson } from '../../../../src/cache/entry/factory.js';
+import { listJson } from '../../../../src/cache/entry/body.js';
 import type { ListPage } from '../../../../src/recording.js';
 
 // Any JSON objects stand in for recordings: the splice must not depend on their shape, and
