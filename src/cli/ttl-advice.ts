@@ -2,29 +2,10 @@
 import { AdminClient, expectAdminAnswer, refused } from './admin-client.js';
 import { UsageError, type ParsedArgs } from './args.js';
 import { EXIT, type Output } from './output.js';
+import type { TtlAdviceBody } from '../http/ttl-advice-body.js';
 
-interface Candidate {
-  ttl_seconds: number;
-  hit_ratio: number;
-  upstream_per_second: number;
-  stale_share: number | null;
-  current: boolean;
-  within_budget: boolean;
-}
-
-interface ResourceAdvice {
-  resource: string;
-  current_ttl_seconds: number;
-  requests_per_second: number;
-  change_rate: {
-    per_second: number | null;
-    mean_seconds_between_changes: number | null;
-    observations: { unchanged: number; changed: number };
-  };
-  candidates: Candidate[];
-  recommended_ttl_seconds: number | null;
-  reason: string;
-}
+/** One resource's advice, as the admin endpoint writes it (http/ttl-advice-body.ts). */
+type ResourceAdvice = TtlAdviceBody['resources'][number];
 
 /** Runs the command; resolves with the exit code. */
 export async function ttlAdviceCommand(
@@ -46,13 +27,7 @@ export async function ttlAdviceCommand(
     output.out(JSON.stringify(answer.body));
     return EXIT.ok;
   }
-  const advice = answer.body as {
-    workspace: string;
-    observed_seconds: number;
-    sampling_rate: number;
-    sampled_keys: number;
-    resources: ResourceAdvice[];
-  };
+  const advice = answer.body as TtlAdviceBody;
   output.out(
     `${advice.workspace}: ${Math.round(advice.observed_seconds)} s of requests, ${advice.sampled_keys} key${advice.sampled_keys === 1 ? '' : 's'} simulated (sampling rate ${advice.sampling_rate.toPrecision(3)})`,
   );
