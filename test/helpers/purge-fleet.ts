@@ -23,8 +23,13 @@ export async function startPurgeFleet(
   const gateways: TestGateway[] = [];
   // A generous command timeout: the 2-core test box is shared, and a purge slower than the
   // timeout answers 503 (correctly, but it is not what these tests are about).
+  // A held fetch ends when its test releases it, never by the gateway's timeout: a 504 (or a
+  // retry that is held again) would be a loaded host's timing, not the purge behaviour tried.
   const base = {
-    upstream: { baseUrl: upstream.baseUrl },
+    upstream: {
+      baseUrl: upstream.baseUrl,
+      timeouts: { headers: '60s', body: '60s', deadline: '60s' },
+    },
     cache: { redis: { keyPrefix: redis.keyPrefix, commandTimeout: '500ms' } },
   };
   // The gateway helper wants a simulator; one idle one serves every app (the upstream is `upstream`).
