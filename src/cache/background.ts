@@ -23,8 +23,10 @@ export class Background {
 
   /**
    * A background refresh of `entry`, conditional when it has validators; one per entry at a time
-   * (its flight is what joinRefresh and coalesced misses wait on). Its failure only matters to the
-   * log: the entry stays as it was, and stale-if-error keeps its rules.
+   * (its flight is what joinRefresh and coalesced misses wait on), and none while another flight
+   * under the key is bringing a value anyway. Started from inside the lookup's own miss flight (a
+   * stale or refresh-due value found in L2), it takes the key over (flights.ts#heldByOther). Its
+   * failure only matters to the log: the entry stays as it was, and stale-if-error keeps its rules.
    */
   refreshLater(
     lookup: Lookup,
@@ -34,7 +36,7 @@ export class Background {
   ): void {
     // Keyed by the entry: a recording read by UUID and by link code is one entry, refreshed once.
     const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
-    if (this.flights.has(flightKey)) return;
+    if (this.flights.heldByOther(flightKey, lookup)) return;
     lookup.status.refresh = reason;
     const job = detached(lookup, 'cache refresh');
     this.flights
@@ -49,22 +51,6 @@ export class Background {
   }
 
   /**
-   * The refresh of a stale entry found in L2, from inside the miss flight of the same key: it
-   * starts once that flight has settled (setImmediate runs after the flight's own cleanup), since
-   * begun now it would find the flight in its place and stand aside, leaving the refresh to
-   * whichever request came next.
-   */
-  refreshAfterFlight(
-    lookup: Lookup,
-    generation: Generation,
-    entry: CacheEntry,
-    reason: 'ahead' | 'stale',
-  ): void {
-    lookup.status.refresh = reason;
-    setImmediate(() => this.refreshLater(lookup, generation, entry, reason));
-  }
-
-  /**
    * A sampled hit's audit (audit/auditor.ts), skipped while the entry is being refreshed (that
    * fetch answers the question, unrecorded). A changed answer is kept as the entry's refresh
    * would keep it.
@@ -72,7 +58,7 @@ export class Background {
   auditLater(lookup: Lookup, generation: Generation, entry: CacheEntry): void {
     const flightKey = flightKeyOf(lookup.workspace, generation, ownKey(entry, lookup.key));
     const { auditor } = this.deps.audit!;
-    if (auditor.joined(flightKey, entry) || this.flights.has(flightKey)) return;
+    if (auditor.joined(flightKey, entry) || this.flights.heldByOther(flightKey, lookup)) return;
     const job = detached(lookup, 'cache audit');
     auditor.auditLater(flightKey, job, entry, (answer, started) => {
       keepAnswer(this.deps, { lookup: job, generation, base: entry, answer, started });

@@ -1,8 +1,8 @@
 /**
  * The fetches in flight, one per flight key (keys.ts#flightKey: a resource under a workspace's
  * generation; with a key hash appended, a fetch shared only by one key's requests). A request
- * that finds one waits for it instead of fetching; the lookup each was started for is kept so
- * a waiter's trace can link to it.
+ * that finds one waits for it instead of fetching; the lookup each was started for (its leader)
+ * is kept so a waiter's trace can link to it, and so a flight can hand its key over (heldByOther).
  */
 import type { Lookup, Served } from './lookup.js';
 
@@ -29,13 +29,28 @@ export class Flights {
     return this.flights.get(flightKey);
   }
 
-  has(flightKey: string): boolean {
-    return this.flights.has(flightKey);
+  /**
+   * Whether a flight led by another lookup than `lookup` holds `flightKey`. A flight whose leader
+   * starts a refresh of the same key (its answer is a stale or refresh-due value it found on the
+   * way, so it fetches nothing) hands the key over: its waiters keep its answer, and whoever
+   * comes next joins the refresh.
+   */
+  heldByOther(flightKey: string, lookup: Lookup): boolean {
+    const flight = this.flights.get(flightKey);
+    return flight !== undefined && this.leaders.get(flight) !== lookup;
   }
 
-  /** Runs `fetch` as the flight of `flightKey` until it settles; `leader` is the lookup it fetches for. */
+  /**
+   * Runs `fetch` as the flight of `flightKey` until it settles; `leader` is the lookup it fetches
+   * for. The flight holds the key before `fetch` begins, so whatever `fetch` starts at once sees
+   * it; when it settles, it lets go of the key only if it still holds it (it may have handed it over).
+   */
   fly(flightKey: string, leader: Lookup, fetch: () => Promise<Served>): Promise<Served> {
-    const flight = fetch().finally(() => this.flights.delete(flightKey));
+    const flight: Promise<Served> = Promise.resolve()
+      .then(fetch)
+      .finally(() => {
+        if (this.flights.get(flightKey) === flight) this.flights.delete(flightKey);
+      });
     this.flights.set(flightKey, flight);
     this.leaders.set(flight, leader);
     return flight;

@@ -210,9 +210,7 @@ export class ReadThrough {
       return undefined;
     }
     if (result === 'stale') {
-      // Found in L2, this runs inside the key's miss flight (fetchOnce).
-      if (tier === 'l2') this.background.refreshAfterFlight(lookup, generation, entry!, 'stale');
-      else this.background.refreshLater(lookup, generation, entry!, 'stale');
+      this.background.refreshLater(lookup, generation, entry!, 'stale');
       return { entry: entry!, outcome: 'stale' };
     }
     this.afterHit(lookup, generation, entry!, state, tier, now, this.deps.settings());
@@ -231,10 +229,8 @@ export class ReadThrough {
   ): void {
     if (tier === 'l1') this.tiers.onL1Hit(lookup, generation, entry);
     if (state === 'resign-due') this.urls.resignLater(lookup, generation, entry);
-    else if (dueAhead(entry, now, settings.config.cache.refreshAhead, this.random)) {
-      if (tier === 'l2') this.background.refreshAfterFlight(lookup, generation, entry, 'ahead');
-      else this.background.refreshLater(lookup, generation, entry, 'ahead');
-    }
+    else if (dueAhead(entry, now, settings.config.cache.refreshAhead, this.random))
+      this.background.refreshLater(lookup, generation, entry, 'ahead');
     if (this.deps.audit?.sampler.take() === true)
       this.background.auditLater(lookup, generation, entry);
   }
