@@ -5,6 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { asWorkspaceId } from '../../src/brands.js';
+import type { Clock } from '../../src/clock.js';
 import type { Generation } from '../../src/cache/entry/keys.js';
 import { purgeChannel } from '../../src/redis/key-layout.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
@@ -23,6 +24,8 @@ export interface SharedOptions {
   /** Config overrides applied to every app (merged under the Redis settings). */
   config?: Record<string, unknown>;
   simOptions?: SimulatorOptions;
+  /** The clock every app's cache runs on (default: the real one). */
+  clock?: Clock;
 }
 
 /** The running apps and the simulator they share. */
@@ -117,7 +120,12 @@ export async function startSharedGateways(
   const gateways: TestGateway[] = [];
   for (let i = 0; i < (options.count ?? 2); i++) {
     gateways.push(
-      await startGateway(t, { sim, config, ...('url' in redis ? { redisUrl: redis.url } : {}) }),
+      await startGateway(t, {
+        sim,
+        config,
+        ...('url' in redis ? { redisUrl: redis.url } : {}),
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+      }),
     );
   }
   const fleet = { sim, gateways: gateways as SharedFleet['gateways'] };
