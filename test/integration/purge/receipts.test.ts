@@ -2,7 +2,7 @@
 // A10). Invariant: a purge with "wait": "applied" is answered 200 only once every live instance
 // has recorded that it applied the purge's log entry, and names the instances in the answer;
 // without "wait" the answer is as before and no one listens for acknowledgements.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import { startPrivateRedis } from '../../helpers/redis.js';
 import { startSharedGateways, type SharedFleet } from '../../helpers/shared-gateways.js';
@@ -24,6 +24,27 @@ async function purgeWith(gw: TestGateway, body: Record<string, unknown>): Promis
   });
 }
 
+/** Waits until the live-instances set holds `count` instances. */
+async function waitForLive(probe: Redis, live: string, count: number, what: string): Promise<void> {
+  await waitFor(async () => (await probe.zcard(live)) === count, 5000, what);
+}
+
+/** A private Redis, a client of the test's own on it, and one app (gw-a) that Redis counts live. */
+async function startOneLiveApp(
+  t: Test,
+): Promise<{ prefix: string; probe: Redis; gw: TestGateway; live: string }> {
+  const redis = await startPrivateRedis(t);
+  const probe = new Redis(redis.url);
+  t.teardown(() => probe.disconnect());
+  const fleet = await startSharedGateways(t, redis, {
+    count: 1,
+    config: { server: { instanceId: 'gw-a' } },
+  });
+  const live = liveInstancesKey(redis.keyPrefix);
+  await waitForLive(probe, live, 1, 'gw-a live');
+  return { prefix: redis.keyPrefix, probe, gw: fleet.gateways[0], live };
+}
+
 void t.test('receipts: 200 once every live instance applied the purge', async (t) => {
   const redis = await startPrivateRedis(t);
   const probe = new Redis(redis.url);
@@ -39,7 +60,7 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
     );
   const [a, b, c] = fleets.map((fleet) => fleet.gateways[0]);
   const live = liveInstancesKey(redis.keyPrefix);
-  await waitFor(async () => (await probe.zcard(live)) === 3, 5000, 'three instances live');
+  await waitForLive(probe, live, 3, 'three instances live');
 
   // Without "wait": the answer is as before, and no acknowledgement is listened for.
   const plain = await purgeWith(a!, { workspace: 'acme' });
@@ -84,7 +105,7 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
 
   // An instance that leaves (closed) is no longer waited for, and is not reported expired.
   await c!.app.close();
-  await waitFor(async () => (await probe.zcard(live)) === 2, 5000, 'c left');
+  await waitForLive(probe, live, 2, 'c left');
   const after = await purgeWith(a!, { workspace: 'acme', wait: 'applied' });
   t.equal(after.status, 200);
   t.same(after.json().applied, { instances: 2, of: 2, lagging: [], expired: [] });
@@ -93,19 +114,11 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
 void t.test(
   'receipts: an instance whose liveness expired drops out of "of" and is named',
   async (t) => {
-    const redis = await startPrivateRedis(t);
-    const probe = new Redis(redis.url);
-    t.teardown(() => probe.disconnect());
-    const fleet = await startSharedGateways(t, redis, {
-      count: 1,
-      config: { server: { instanceId: 'gw-a' } },
-    });
-    const live = liveInstancesKey(redis.keyPrefix);
-    await waitFor(async () => (await probe.zcard(live)) === 1, 5000, 'gw-a live');
+    const { probe, gw, live } = await startOneLiveApp(t);
     // A gone instance that never acknowledged: live (expiring in the future), then expired.
     const nowMs = Number((await probe.time())[0]) * 1000;
     await probe.zadd(live, nowMs + 60_000, 'ghost');
-    const lagging = await purgeWith(fleet.gateways[0], {
+    const lagging = await purgeWith(gw, {
       workspace: 'acme',
       wait: 'applied',
       timeout: '300ms',
@@ -113,7 +126,7 @@ void t.test(
     t.equal(lagging.status, 202, 'a live instance that never applied it: 202');
     t.same(lagging.json().applied, { instances: 1, of: 2, lagging: ['ghost'], expired: [] });
     await probe.zadd(live, nowMs - 1000, 'ghost');
-    const dropped = await purgeWith(fleet.gateways[0], { workspace: 'acme', wait: 'applied' });
+    const dropped = await purgeWith(gw, { workspace: 'acme', wait: 'applied' });
     t.equal(dropped.status, 200);
     t.same(dropped.json().applied, { instances: 1, of: 1, lagging: [], expired: ['ghost'] });
   },
@@ -122,16 +135,7 @@ void t.test(
 void t.test(
   'receipts: an acknowledgement counts from its announcement, from Redis when the announcement is lost, and from an announcement naming no entry',
   async (t) => {
-    const redis = await startPrivateRedis(t);
-    const probe = new Redis(redis.url);
-    t.teardown(() => probe.disconnect());
-    const fleet = await startSharedGateways(t, redis, {
-      count: 1,
-      config: { server: { instanceId: 'gw-a' } },
-    });
-    const prefix = redis.keyPrefix;
-    const live = liveInstancesKey(prefix);
-    await waitFor(async () => (await probe.zcard(live)) === 1, 5000, 'gw-a live');
+    const { prefix, probe, gw, live } = await startOneLiveApp(t);
     const nowMs = Number((await probe.time())[0]) * 1000;
     // An instance played by the test: live, acknowledging only as each case says.
     await probe.zadd(live, nowMs + 60_000, 'ghost');
@@ -157,7 +161,7 @@ void t.test(
     for (const [how, acknowledge] of cases) {
       await probe.hdel(appliedPurgesKey(prefix), 'ghost');
       const before = await tip();
-      const answer = purgeWith(fleet.gateways[0], {
+      const answer = purgeWith(gw, {
         workspace: 'acme',
         wait: 'applied',
         timeout: '10s',
