@@ -5,9 +5,9 @@
 import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import { startPrivateRedis } from '../../helpers/redis.js';
-import { startSharedGateways, type SharedFleet } from '../../helpers/shared-gateways.js';
+import { purge, startSharedGateways, type SharedFleet } from '../../helpers/shared-gateways.js';
 import { waitFor } from '../../helpers/redis.js';
-import type { Reply, TestGateway } from '../../helpers/gateway.js';
+import type { TestGateway } from '../../helpers/gateway.js';
 import {
   appliedChannel,
   appliedPurgesKey,
@@ -15,14 +15,6 @@ import {
   purgeLogKey,
 } from '../../../src/redis/key-layout.js';
 import { reaches } from '../../../src/purge/log-ids.js';
-
-async function purgeWith(gw: TestGateway, body: Record<string, unknown>): Promise<Reply> {
-  return gw.admin('/admin/purge', {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
-  });
-}
 
 /** Waits until the live-instances set holds `count` instances. */
 async function waitForLive(probe: Redis, live: string, count: number, what: string): Promise<void> {
@@ -63,7 +55,7 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
   await waitForLive(probe, live, 3, 'three instances live');
 
   // Without "wait": the answer is as before, and no acknowledgement is listened for.
-  const plain = await purgeWith(a!, { workspace: 'acme' });
+  const plain = await purge(a!, { workspace: 'acme' });
   t.equal(plain.status, 200);
   t.equal(plain.json().applied, undefined, 'no receipt without wait');
   t.same(
@@ -77,7 +69,7 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
     ['b', b],
     ['c', c],
   ] as const) {
-    const answer = await purgeWith(gw!, { workspace: 'acme', wait: 'applied' });
+    const answer = await purge(gw!, { workspace: 'acme', wait: 'applied' });
     t.equal(answer.status, 200, `through ${via}`);
     t.same(answer.json().applied, { instances: 3, of: 3, lagging: [], expired: [] });
     t.equal(answer.json().durable, false, 'a standalone Redis without a replica');
@@ -97,7 +89,7 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
     { workspace: 'acme', folder_id: 'f1', soft: true },
     { workspace: 'acme', tag_id: 't1' },
   ]) {
-    const answer = await purgeWith(b!, { ...body, wait: 'applied', timeout: '1s' });
+    const answer = await purge(b!, { ...body, wait: 'applied', timeout: '1s' });
     t.equal(answer.status, 200, JSON.stringify(body));
     t.same(answer.json().applied.lagging, []);
     t.equal(answer.json().applied.of, 3);
@@ -106,7 +98,7 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
   // An instance that leaves (closed) is no longer waited for, and is not reported expired.
   await c!.app.close();
   await waitForLive(probe, live, 2, 'c left');
-  const after = await purgeWith(a!, { workspace: 'acme', wait: 'applied' });
+  const after = await purge(a!, { workspace: 'acme', wait: 'applied' });
   t.equal(after.status, 200);
   t.same(after.json().applied, { instances: 2, of: 2, lagging: [], expired: [] });
 });
@@ -118,7 +110,7 @@ void t.test(
     // A gone instance that never acknowledged: live (expiring in the future), then expired.
     const nowMs = Number((await probe.time())[0]) * 1000;
     await probe.zadd(live, nowMs + 60_000, 'ghost');
-    const lagging = await purgeWith(gw, {
+    const lagging = await purge(gw, {
       workspace: 'acme',
       wait: 'applied',
       timeout: '300ms',
@@ -126,7 +118,7 @@ void t.test(
     t.equal(lagging.status, 202, 'a live instance that never applied it: 202');
     t.same(lagging.json().applied, { instances: 1, of: 2, lagging: ['ghost'], expired: [] });
     await probe.zadd(live, nowMs - 1000, 'ghost');
-    const dropped = await purgeWith(gw, { workspace: 'acme', wait: 'applied' });
+    const dropped = await purge(gw, { workspace: 'acme', wait: 'applied' });
     t.equal(dropped.status, 200);
     t.same(dropped.json().applied, { instances: 1, of: 1, lagging: [], expired: ['ghost'] });
   },
@@ -161,7 +153,7 @@ void t.test(
     for (const [how, acknowledge] of cases) {
       await probe.hdel(appliedPurgesKey(prefix), 'ghost');
       const before = await tip();
-      const answer = purgeWith(gw, {
+      const answer = purge(gw, {
         workspace: 'acme',
         wait: 'applied',
         timeout: '10s',
@@ -195,7 +187,7 @@ void t.test('receipts: bad wait or timeout is a 400 and purges nothing', async (
     [{ workspace: 'acme', wait: 'applied', timeout: 'soon' }, /"timeout" must be a duration/],
     [{ workspace: 'acme', wait: 'applied', timeout: 2 }, /"timeout" must be a duration/],
   ] as const) {
-    const answer = await purgeWith(fleet.gateways[0], body);
+    const answer = await purge(fleet.gateways[0], body);
     t.equal(answer.status, 400, JSON.stringify(body));
     t.match(answer.json().error, message);
     t.equal(answer.json().code, 'BAD_REQUEST');
