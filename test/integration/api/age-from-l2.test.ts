@@ -1,10 +1,9 @@
 // Age (RFC 9111 §5.1) on an entry one app found in L2: it counts from when the other app stored
 // it, not from when this app copied it into its own L1.
 import t from 'tap';
-import { startSimulator } from '../../../src/sim/server.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
-import { startGateway } from '../../helpers/gateway.js';
-import { getRedis, waitFor } from '../../helpers/redis.js';
+import { getRedis } from '../../helpers/redis.js';
+import { startSharedGateways } from '../../helpers/shared-gateways.js';
 
 const LIST = '/api/external/v2/recordings';
 
@@ -13,22 +12,10 @@ void t.test(
   async (t) => {
     // Near real time, so the simulator's signed URLs (90 s) stay valid on the gateways' clock.
     const clock = new FakeClock(Date.now());
-    const redis = await getRedis(t);
-    const sim = await startSimulator();
-    t.teardown(() => sim.close());
-    const options = {
+    const {
       sim,
-      clock,
-      redisUrl: redis.url,
-      config: { cache: { redis: { keyPrefix: redis.keyPrefix } } },
-    };
-    const a = await startGateway(t, options);
-    const b = await startGateway(t, options);
-    await waitFor(
-      () => a.app.redis?.up === true && b.app.redis?.up === true,
-      10_000,
-      'both apps connected to Redis',
-    );
+      gateways: [a, b],
+    } = await startSharedGateways(t, await getRedis(t), { clock });
 
     const path = `${LIST}/${sim.data['acme']![7]!.id}`;
     const stored = await a.get(path);

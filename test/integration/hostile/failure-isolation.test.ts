@@ -8,10 +8,10 @@ import fc from 'fast-check';
 import type { Recording } from '../../../src/recording.js';
 import { startSimulator } from '../../../src/sim/server.js';
 import { replayParams } from '../../helpers/fc-replay.js';
-import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { openFleetForRun } from '../../helpers/fleet-for-run.js';
 import { startOrigin } from '../../helpers/origin-server.js';
 import { recordingFixture } from '../../helpers/recording-fixture.js';
-import { getRedis, waitFor } from '../../helpers/redis.js';
+import { getRedis } from '../../helpers/redis.js';
 
 const RUNS = Number(process.env['FAILURE_ISOLATION_RUNS'] ?? 25);
 const PREFIX = '/api/external/v2/recordings';
@@ -225,8 +225,6 @@ for (const variant of VARIANTS)
                 ),
             ),
           };
-          const teardowns: Array<() => unknown> = [];
-          const gateways: TestGateway[] = [];
           const config = {
             server: { trustProxy: true },
             // The upstream breakers' isolation of tenants is tried with the upstream client; here
@@ -243,24 +241,8 @@ for (const variant of VARIANTS)
             },
             log: { level: 'warn' },
           };
-          for (let i = 0; i < variant.instances; i++) {
-            gateways.push(
-              await startGateway(
-                { teardown: (fn) => void teardowns.push(fn) },
-                {
-                  sim,
-                  config,
-                  ...(redis === undefined ? { redis: null } : { redisUrl: redis.url }),
-                },
-              ),
-            );
-          }
-          if (redis !== undefined)
-            await waitFor(
-              () => gateways.every((gw) => gw.app.redis?.up === true),
-              10_000,
-              'Redis tier up',
-            );
+          const fleet = await openFleetForRun({ sim, instances: variant.instances, redis, config });
+          const { gateways } = fleet;
           try {
             // Every key valid at the start proves itself first (on every app), so later fetches are
             // shared by keys the gateways hold as verified, revoked ones among them.
@@ -316,7 +298,7 @@ for (const variant of VARIANTS)
               );
             }
           } finally {
-            for (const fn of teardowns.reverse()) await fn();
+            await fleet.close();
           }
         }),
         {

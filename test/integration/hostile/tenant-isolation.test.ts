@@ -8,8 +8,8 @@ import fc from 'fast-check';
 import { startSimulator, type Simulator } from '../../../src/sim/server.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 import { replayParams } from '../../helpers/fc-replay.js';
-import { startGateway, type TestGateway } from '../../helpers/gateway.js';
-import { getRedis, waitFor, type TestRedis } from '../../helpers/redis.js';
+import { openFleetForRun } from '../../helpers/fleet-for-run.js';
+import { getRedis, type TestRedis } from '../../helpers/redis.js';
 import {
   checkAnswer,
   expectedAnswer,
@@ -122,8 +122,6 @@ async function openFleet(
   redis: TestRedis | undefined,
   run: number,
 ) {
-  const teardowns: Array<() => unknown> = [];
-  const tap = { teardown: (fn: () => unknown) => void teardowns.push(fn) };
   const config = {
     cache: {
       redis: { keyPrefix: `${redis?.keyPrefix ?? 'l1'}-${run}`, commandTimeout: '1s' },
@@ -133,34 +131,7 @@ async function openFleet(
     auth: { failedKeyLimit: { attempts: 1_000_000 } },
     log: { level: 'warn' },
   };
-  const gateways: TestGateway[] = [];
-  try {
-    for (let i = 0; i < variant.instances; i++) {
-      gateways.push(
-        await startGateway(tap, {
-          sim,
-          clock,
-          config,
-          ...(redis === undefined ? { redis: null } : { redisUrl: redis.url }),
-        }),
-      );
-    }
-    if (redis !== undefined)
-      await waitFor(
-        () => gateways.every((gw) => gw.app.redis?.up === true),
-        10_000,
-        'Redis tier up',
-      );
-  } catch (error) {
-    for (const fn of teardowns.reverse()) await fn();
-    throw error;
-  }
-  return {
-    gateways,
-    async close() {
-      for (const fn of teardowns.reverse()) await fn();
-    },
-  };
+  return openFleetForRun({ sim, clock, instances: variant.instances, redis, config });
 }
 
 interface Variant {

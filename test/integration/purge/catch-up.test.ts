@@ -7,19 +7,10 @@ import { startHeldUpstream } from '../../helpers/held-upstream.js';
 import { servedFetch, startPurgeFleet } from '../../helpers/purge-fleet.js';
 import { startPrivateRedis, waitFor } from '../../helpers/redis.js';
 import { startRedisProxy } from '../../helpers/redis-proxy.js';
-import { metric } from '../../helpers/shared-gateways.js';
+import { metric, purge } from '../../helpers/shared-gateways.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 
 const R = '/api/external/v2/recordings';
-
-async function purge(gw: TestGateway, workspace: string): Promise<number> {
-  const reply = await gw.admin('/admin/purge', {
-    method: 'POST',
-    body: JSON.stringify({ workspace }),
-    headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
-  });
-  return reply.status;
-}
 
 void t.test(
   '10,000 known workspaces, link lost 1.5 s, 10 purged through another app meanwhile: 0 stale once back',
@@ -74,7 +65,7 @@ void t.test(
     await waitFor(() => a.app.redis?.up === false, 2000, 'A to lose Redis');
     const from = upstream.nextFetch;
     for (const workspace of purged)
-      t.equal(await purge(b, workspace), 200, `${workspace} purged through B`);
+      t.equal((await purge(b, { workspace })).status, 200, `${workspace} purged through B`);
     await new Promise((resolve) =>
       setTimeout(resolve, Math.max(0, 1500 - (performance.now() - cutAt))),
     );
@@ -130,7 +121,7 @@ void t.test(
     link.cutLink();
     await waitFor(() => a.app.redis?.up === false, 2000, 'A to lose Redis');
     const from = upstream.nextFetch;
-    t.equal(await purge(b, 'acme'), 200);
+    t.equal((await purge(b, { workspace: 'acme' })).status, 200);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const during = await servedFetch(a, path);
     t.ok(

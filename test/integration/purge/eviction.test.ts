@@ -7,21 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startHeldUpstream } from '../../helpers/held-upstream.js';
 import { servedFetch, startPurgeFleet } from '../../helpers/purge-fleet.js';
 import { freePort, spawnRedisServer, stopProcess } from '../../helpers/redis.js';
-import { metric } from '../../helpers/shared-gateways.js';
+import { metric, purge } from '../../helpers/shared-gateways.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 
 const R = '/api/external/v2/recordings';
 const WORKSPACES = ['e0', 'e1', 'e2', 'e3', 'e4', 'e5'];
 const ROUNDS = 4;
-
-async function purge(gw: TestGateway, body: Record<string, unknown>): Promise<number> {
-  const reply = await gw.admin('/admin/purge', {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
-  });
-  return reply.status;
-}
 
 for (const policy of ['allkeys-lru', 'allkeys-lfu']) {
   void t.test(
@@ -90,7 +81,7 @@ for (const policy of ['allkeys-lru', 'allkeys-lfu']) {
             round % 2 === 0
               ? { workspace: ws }
               : { workspace: ws, recording: upstream.recordings[0]!.id };
-          t.equal(await purge(a, body), 200, `round ${round}: ${ws} purged`);
+          t.equal((await purge(a, body)).status, 200, `round ${round}: ${ws} purged`);
         }
         await sleep(300);
         // An app started now reads purge state that eviction may have taken.

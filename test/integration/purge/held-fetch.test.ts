@@ -6,6 +6,7 @@ import { startHeldUpstream, type HeldUpstream } from '../../helpers/held-upstrea
 import { startPurgeFleet, servedFetch } from '../../helpers/purge-fleet.js';
 import { getRedis, waitFor } from '../../helpers/redis.js';
 import type { TestGateway } from '../../helpers/gateway.js';
+import { purge } from '../../helpers/shared-gateways.js';
 
 const R = '/api/external/v2/recordings';
 
@@ -60,15 +61,6 @@ const scenarios: Scenario[] = [
   },
 ];
 
-async function purge(gw: TestGateway, body: Record<string, unknown>): Promise<number> {
-  const reply = await gw.admin('/admin/purge', {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
-  });
-  return reply.status;
-}
-
 const redis = await getRedis(t);
 
 for (const scenario of scenarios) {
@@ -91,7 +83,10 @@ for (const scenario of scenarios) {
         const held = upstream.held[0]!.fetch;
         upstream.hold = false;
 
-        t.equal(await purge(via === 'the fetching app' ? a : b, scenario.purge(upstream)), 200);
+        t.equal(
+          (await purge(via === 'the fetching app' ? a : b, scenario.purge(upstream))).status,
+          200,
+        );
         const purgedAt = performance.now();
         await waitFor(
           () => a.app.generations.syncedAt >= purgedAt && b.app.generations.syncedAt >= purgedAt,

@@ -5,16 +5,9 @@ import { startHeldUpstream } from '../../helpers/held-upstream.js';
 import { servedFetch, startPurgeFleet } from '../../helpers/purge-fleet.js';
 import { getRedis, waitFor } from '../../helpers/redis.js';
 import type { TestGateway } from '../../helpers/gateway.js';
+import { purge } from '../../helpers/shared-gateways.js';
 
 const R = '/api/external/v2/recordings';
-
-async function purge(gw: TestGateway, body: unknown): Promise<{ status: number; json: () => any }> {
-  return gw.admin('/admin/purge', {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
-  });
-}
 
 const redis = await getRedis(t);
 
@@ -65,7 +58,7 @@ void t.test('malformed scopes are refused with 400 and purge nothing', async (t)
     upstream,
     1,
   )) as [TestGateway];
-  const bodies: Array<[unknown, RegExp]> = [
+  const bodies: Array<[Record<string, unknown>, RegExp]> = [
     [{ workspace: 'acme', lists: false }, /"lists" must be true/],
     [{ workspace: 'acme', page_number: 1 }, /"page_number" and "page_size"/],
     [{ workspace: 'acme', page_number: 0, page_size: 3 }, /"page_number" and "page_size"/],

@@ -2,12 +2,12 @@
 // A10). Invariant: a purge with "wait": "applied" is answered 200 only once every live instance
 // has recorded that it applied the purge's log entry, and names the instances in the answer;
 // without "wait" the answer is as before and no one listens for acknowledgements.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import { startPrivateRedis } from '../../helpers/redis.js';
-import { startSharedGateways, type SharedFleet } from '../../helpers/shared-gateways.js';
+import { purge, startSharedGateways, type SharedFleet } from '../../helpers/shared-gateways.js';
 import { waitFor } from '../../helpers/redis.js';
-import type { Reply, TestGateway } from '../../helpers/gateway.js';
+import type { TestGateway } from '../../helpers/gateway.js';
 import {
   appliedChannel,
   appliedPurgesKey,
@@ -16,12 +16,25 @@ import {
 } from '../../../src/redis/key-layout.js';
 import { reaches } from '../../../src/purge/log-ids.js';
 
-async function purgeWith(gw: TestGateway, body: Record<string, unknown>): Promise<Reply> {
-  return gw.admin('/admin/purge', {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+/** Waits until the live-instances set holds `count` instances. */
+async function waitForLive(probe: Redis, live: string, count: number, what: string): Promise<void> {
+  await waitFor(async () => (await probe.zcard(live)) === count, 5000, what);
+}
+
+/** A private Redis, a client of the test's own on it, and one app (gw-a) that Redis counts live. */
+async function startOneLiveApp(
+  t: Test,
+): Promise<{ prefix: string; probe: Redis; gw: TestGateway; live: string }> {
+  const redis = await startPrivateRedis(t);
+  const probe = new Redis(redis.url);
+  t.teardown(() => probe.disconnect());
+  const fleet = await startSharedGateways(t, redis, {
+    count: 1,
+    config: { server: { instanceId: 'gw-a' } },
   });
+  const live = liveInstancesKey(redis.keyPrefix);
+  await waitForLive(probe, live, 1, 'gw-a live');
+  return { prefix: redis.keyPrefix, probe, gw: fleet.gateways[0], live };
 }
 
 void t.test('receipts: 200 once every live instance applied the purge', async (t) => {
@@ -39,10 +52,10 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
     );
   const [a, b, c] = fleets.map((fleet) => fleet.gateways[0]);
   const live = liveInstancesKey(redis.keyPrefix);
-  await waitFor(async () => (await probe.zcard(live)) === 3, 5000, 'three instances live');
+  await waitForLive(probe, live, 3, 'three instances live');
 
   // Without "wait": the answer is as before, and no acknowledgement is listened for.
-  const plain = await purgeWith(a!, { workspace: 'acme' });
+  const plain = await purge(a!, { workspace: 'acme' });
   t.equal(plain.status, 200);
   t.equal(plain.json().applied, undefined, 'no receipt without wait');
   t.same(
@@ -56,7 +69,7 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
     ['b', b],
     ['c', c],
   ] as const) {
-    const answer = await purgeWith(gw!, { workspace: 'acme', wait: 'applied' });
+    const answer = await purge(gw!, { workspace: 'acme', wait: 'applied' });
     t.equal(answer.status, 200, `through ${via}`);
     t.same(answer.json().applied, { instances: 3, of: 3, lagging: [], expired: [] });
     t.equal(answer.json().durable, false, 'a standalone Redis without a replica');
@@ -76,7 +89,7 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
     { workspace: 'acme', folder_id: 'f1', soft: true },
     { workspace: 'acme', tag_id: 't1' },
   ]) {
-    const answer = await purgeWith(b!, { ...body, wait: 'applied', timeout: '1s' });
+    const answer = await purge(b!, { ...body, wait: 'applied', timeout: '1s' });
     t.equal(answer.status, 200, JSON.stringify(body));
     t.same(answer.json().applied.lagging, []);
     t.equal(answer.json().applied.of, 3);
@@ -84,8 +97,8 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
 
   // An instance that leaves (closed) is no longer waited for, and is not reported expired.
   await c!.app.close();
-  await waitFor(async () => (await probe.zcard(live)) === 2, 5000, 'c left');
-  const after = await purgeWith(a!, { workspace: 'acme', wait: 'applied' });
+  await waitForLive(probe, live, 2, 'c left');
+  const after = await purge(a!, { workspace: 'acme', wait: 'applied' });
   t.equal(after.status, 200);
   t.same(after.json().applied, { instances: 2, of: 2, lagging: [], expired: [] });
 });
@@ -93,19 +106,11 @@ void t.test('receipts: 200 once every live instance applied the purge', async (t
 void t.test(
   'receipts: an instance whose liveness expired drops out of "of" and is named',
   async (t) => {
-    const redis = await startPrivateRedis(t);
-    const probe = new Redis(redis.url);
-    t.teardown(() => probe.disconnect());
-    const fleet = await startSharedGateways(t, redis, {
-      count: 1,
-      config: { server: { instanceId: 'gw-a' } },
-    });
-    const live = liveInstancesKey(redis.keyPrefix);
-    await waitFor(async () => (await probe.zcard(live)) === 1, 5000, 'gw-a live');
+    const { probe, gw, live } = await startOneLiveApp(t);
     // A gone instance that never acknowledged: live (expiring in the future), then expired.
     const nowMs = Number((await probe.time())[0]) * 1000;
     await probe.zadd(live, nowMs + 60_000, 'ghost');
-    const lagging = await purgeWith(fleet.gateways[0], {
+    const lagging = await purge(gw, {
       workspace: 'acme',
       wait: 'applied',
       timeout: '300ms',
@@ -113,7 +118,7 @@ void t.test(
     t.equal(lagging.status, 202, 'a live instance that never applied it: 202');
     t.same(lagging.json().applied, { instances: 1, of: 2, lagging: ['ghost'], expired: [] });
     await probe.zadd(live, nowMs - 1000, 'ghost');
-    const dropped = await purgeWith(fleet.gateways[0], { workspace: 'acme', wait: 'applied' });
+    const dropped = await purge(gw, { workspace: 'acme', wait: 'applied' });
     t.equal(dropped.status, 200);
     t.same(dropped.json().applied, { instances: 1, of: 1, lagging: [], expired: ['ghost'] });
   },
@@ -122,16 +127,7 @@ void t.test(
 void t.test(
   'receipts: an acknowledgement counts from its announcement, from Redis when the announcement is lost, and from an announcement naming no entry',
   async (t) => {
-    const redis = await startPrivateRedis(t);
-    const probe = new Redis(redis.url);
-    t.teardown(() => probe.disconnect());
-    const fleet = await startSharedGateways(t, redis, {
-      count: 1,
-      config: { server: { instanceId: 'gw-a' } },
-    });
-    const prefix = redis.keyPrefix;
-    const live = liveInstancesKey(prefix);
-    await waitFor(async () => (await probe.zcard(live)) === 1, 5000, 'gw-a live');
+    const { prefix, probe, gw, live } = await startOneLiveApp(t);
     const nowMs = Number((await probe.time())[0]) * 1000;
     // An instance played by the test: live, acknowledging only as each case says.
     await probe.zadd(live, nowMs + 60_000, 'ghost');
@@ -157,7 +153,7 @@ void t.test(
     for (const [how, acknowledge] of cases) {
       await probe.hdel(appliedPurgesKey(prefix), 'ghost');
       const before = await tip();
-      const answer = purgeWith(fleet.gateways[0], {
+      const answer = purge(gw, {
         workspace: 'acme',
         wait: 'applied',
         timeout: '10s',
@@ -191,7 +187,7 @@ void t.test('receipts: bad wait or timeout is a 400 and purges nothing', async (
     [{ workspace: 'acme', wait: 'applied', timeout: 'soon' }, /"timeout" must be a duration/],
     [{ workspace: 'acme', wait: 'applied', timeout: 2 }, /"timeout" must be a duration/],
   ] as const) {
-    const answer = await purgeWith(fleet.gateways[0], body);
+    const answer = await purge(fleet.gateways[0], body);
     t.equal(answer.status, 400, JSON.stringify(body));
     t.match(answer.json().error, message);
     t.equal(answer.json().code, 'BAD_REQUEST');

@@ -2,39 +2,25 @@
 // in the background by that first read: stale-while-revalidate's one refresh, not one left for
 // whichever request comes next.
 import t from 'tap';
-import { startSimulator } from '../../../src/sim/server.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
-import { startGateway } from '../../helpers/gateway.js';
 import { getRedis, waitFor } from '../../helpers/redis.js';
+import { startSharedGateways } from '../../helpers/shared-gateways.js';
 
 const LIST = '/api/external/v2/recordings';
 
 void t.test('a stale entry found in L2 is refreshed by the read that found it', async (t) => {
   // Near real time: Redis expires values by its own clock.
   const clock = new FakeClock(Date.now());
-  const redis = await getRedis(t);
-  const sim = await startSimulator({ clock });
-  t.teardown(() => sim.close());
-  const options = {
+  const {
     sim,
+    gateways: [a, b],
+  } = await startSharedGateways(t, await getRedis(t), {
     clock,
-    redisUrl: redis.url,
+    simOptions: { clock },
     config: {
-      cache: {
-        redis: { keyPrefix: redis.keyPrefix },
-        ttl: { recording: '10s' },
-        staleWhileRevalidate: '1m',
-        refreshAhead: false,
-      },
+      cache: { ttl: { recording: '10s' }, staleWhileRevalidate: '1m', refreshAhead: false },
     },
-  };
-  const a = await startGateway(t, options);
-  const b = await startGateway(t, options);
-  await waitFor(
-    () => a.app.redis?.up === true && b.app.redis?.up === true,
-    10_000,
-    'both apps connected to Redis',
-  );
+  });
   const path = `${LIST}/${sim.data['acme']![5]!.id}`;
   // b's key is verified (and the workspace's generation known) on another recording.
   t.equal((await b.get(`${LIST}/${sim.data['acme']![6]!.id}`)).status, 200);

@@ -3,13 +3,10 @@
 // answer came from.
 import t from 'tap';
 import type { ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setImmediate as tick } from 'node:timers/promises';
 import { request } from 'undici';
-import { buildApp } from '../../../src/app.js';
 import { configWith } from '../../../src/config/load.js';
-import { createLogger } from '../../../src/observability/logger.js';
-import { captureLogs } from '../../helpers/capture-logs.js';
+import { startBareApp } from '../../helpers/bare-app.js';
 import { startOrigin } from '../../helpers/origin-server.js';
 import { startOtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.js';
 import { recordingFixture } from '../../helpers/recording-fixture.js';
@@ -32,21 +29,14 @@ void t.test('a collapsed request links to the upstream fetch it waited on', asyn
     if (hold) held.push(answer);
     else answer();
   });
-  const app = buildApp(
+  const { app, port } = await startBareApp(
+    t,
     configWith({
       upstream: { baseUrl: `${upstream.url}/ws/{workspace}/api/external/v2` },
       signing: { minRemaining: '10s' },
       tracing: { endpoint: receiver.endpoint, sampleRatio: 1 },
     }),
-    {
-      logger: createLogger({ level: 'error', destination: captureLogs().stream }),
-      redis: null,
-    },
   );
-  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
-  app.markReady();
-  t.teardown(() => app.close());
-  const port = (app.server.address() as AddressInfo).port;
   const get = async (recording: string, trace: string) => {
     const res = await request(`http://127.0.0.1:${port}/api/external/v2/recordings/${recording}`, {
       headers: {

@@ -5,10 +5,9 @@
 import t from 'tap';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { buildApp, type App } from '../../../src/app.js';
+import type { App } from '../../../src/app.js';
 import { configWith } from '../../../src/config/load.js';
-import { createLogger } from '../../../src/observability/logger.js';
-import { captureLogs } from '../../helpers/capture-logs.js';
+import { startBareApp, type BareApp } from '../../helpers/bare-app.js';
 import { startOrigin, type Origin } from '../../helpers/origin-server.js';
 import {
   startOtlpReceiver,
@@ -42,7 +41,7 @@ async function gateway(
   tracing: Record<string, unknown>,
 ): Promise<{
   app: App;
-  logs: ReturnType<typeof captureLogs>;
+  logs: BareApp['logs'];
   get(headers?: Record<string, string>): Promise<number>;
 }> {
   const config = configWith({
@@ -54,15 +53,7 @@ async function gateway(
     signing: { minRemaining: '10s' },
     tracing,
   });
-  const logs = captureLogs();
-  const app = buildApp(config, {
-    logger: createLogger({ level: 'info', destination: logs.stream }),
-    redis: null,
-  });
-  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
-  app.markReady();
-  t.teardown(() => app.close());
-  const port = (app.server.address() as AddressInfo).port;
+  const { app, port, logs } = await startBareApp(t, config, 'info');
   return {
     app,
     logs,

@@ -3,12 +3,9 @@
 // lowercase hex flag digits, only the sampled bit set since version 00 defines no other) or none,
 // and a non-empty tracestate or none. With tracing off (the default) and on.
 import t from 'tap';
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { buildApp } from '../../../src/app.js';
 import { configWith } from '../../../src/config/load.js';
-import { createLogger } from '../../../src/observability/logger.js';
-import { captureLogs } from '../../helpers/capture-logs.js';
+import { startBareApp } from '../../helpers/bare-app.js';
 import { startOrigin, type Origin } from '../../helpers/origin-server.js';
 import { startOtlpReceiver } from '../../helpers/otlp-receiver.js';
 import { recordingFixture } from '../../helpers/recording-fixture.js';
@@ -35,21 +32,14 @@ async function gateway(
   upstream: Origin,
   tracing: Record<string, unknown>,
 ): Promise<(headers: Record<string, string>) => Promise<Record<string, unknown>>> {
-  const app = buildApp(
+  const { port } = await startBareApp(
+    t,
     configWith({
       upstream: { baseUrl: `${upstream.url}/ws/{workspace}/api/external/v2` },
       signing: { minRemaining: '10s' },
       tracing,
     }),
-    {
-      logger: createLogger({ level: 'error', destination: captureLogs().stream }),
-      redis: null,
-    },
   );
-  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
-  app.markReady();
-  t.teardown(() => app.close());
-  const port = (app.server.address() as AddressInfo).port;
   let next = 0;
   return async (headers) => {
     const id = `0b9c5e52-6f0e-4f7a-9a3c-${String(next++).padStart(12, '0')}`;
