@@ -9,7 +9,12 @@
  * holds a time per key and candidate rather than a rate per key.
  *
  * Counts are weighted by the inverse of the sampling rate in force, so upstream requests scale up
- * to the whole workspace; hit ratios and stale shares are ratios and need no scaling. The ages
+ * to the whole workspace. Requests are counted, every one, not estimated: under Zipf reads a few
+ * hot keys carry most requests, and whether they fall in the sample would move a sampled request
+ * count, and every ratio over it, by ten points and more (the misses, spread over many keys,
+ * scale up well). So the hit ratio is one minus the estimated misses over the counted requests,
+ * and the hits' ages (below) are scaled to the hits that leaves (SHARDS-adj, Waldspurger et al.
+ * adjust their sampled count the same way). The ages
  * of hits are kept per candidate in bins (a sixteenth of its TTL; an eighth of the
  * stale-while-revalidate window past it): the share of answers served after their data changed
  * is worked out when asked, from the change rate known then.
@@ -64,7 +69,14 @@ export interface TtlPrediction {
 /** One resource's counts, per slot (a candidate TTL). */
 class SlotCounts {
   readonly ttls: number[] = [...CANDIDATE_TTLS_MS];
+  /** Sampled requests, weighted: the denominator of the hits' ages. */
   readonly requests = new Float64Array(SLOTS);
+  /**
+   * Every request of the resource, counted (decayed alike); `counted` less a slot's base is what
+   * that slot has seen since it began.
+   */
+  counted = 0;
+  readonly countedBase = new Float64Array(SLOTS);
   readonly misses = new Float64Array(SLOTS);
   /** Upstream requests: misses, and the refresh each stale serve starts. */
   readonly fetches = new Float64Array(SLOTS);
@@ -84,6 +96,7 @@ class SlotCounts {
     const slot = CANDIDATE_TTLS_MS.length + (this.nextExtra++ % EXTRA_SLOTS);
     this.ttls[slot] = ttlMs;
     this.requests[slot] = 0;
+    this.countedBase[slot] = this.counted;
     this.misses[slot] = 0;
     this.fetches[slot] = 0;
     this.seconds[slot] = 0;
@@ -95,8 +108,10 @@ class SlotCounts {
 
   /** Everything weighs `keep` as much; `decayedSeconds`: the elapsed time, decayed alike. */
   decay(keep: number, decayedSeconds: number): void {
+    this.counted *= keep;
     for (let s = 0; s < this.ttls.length; s++) {
       this.requests[s]! *= keep;
+      this.countedBase[s]! *= keep;
       this.misses[s]! *= keep;
       this.fetches[s]! *= keep;
       this.seconds[s] = this.seconds[s]! * keep + decayedSeconds;
@@ -140,13 +155,18 @@ export class RequestModel {
     now: number,
     current: CurrentTimings | (() => CurrentTimings),
   ): void {
-    const hash = hashOf(name);
-    if (hash >= this.#threshold) return;
     this.#decay(now);
     const r = resource === 'list' ? 0 : 1;
     const counts = this.#counts[r]!;
+    const hash = hashOf(name);
+    if (hash >= this.#threshold) {
+      counts.counted++;
+      return;
+    }
     const timings = typeof current === 'function' ? current() : current;
     counts.slotOf(timings.ttlMs, this.#keys.values());
+    // Counted once its slot exists: a TTL simulated from this request on counts it too.
+    counts.counted++;
     counts.staleMs = timings.staleMs;
     let key = this.#keys.get(name);
     if (key === undefined) {
@@ -189,8 +209,13 @@ export class RequestModel {
     const pending = Math.max(0, now - (this.#decayedAt ?? now)) / 1000;
     const out: TtlPrediction[] = [];
     for (let s = 0; s < counts.ttls.length; s++) {
-      const requests = counts.requests[s]!;
-      if (requests <= 0) continue;
+      const sampled = counts.requests[s]!;
+      if (sampled <= 0) continue;
+      const requests = counts.counted - counts.countedBase[s]!;
+      const misses = Math.min(counts.misses[s]!, requests);
+      // The sample's hits (and their ages) stand for all the hits the counted requests leave.
+      const sampledHits = sampled - counts.misses[s]!;
+      const hitsScale = sampledHits > 0 ? (requests - misses) / sampledHits : 0;
       const ttl = counts.ttls[s]!;
       let stale = 0;
       // An answer served at age a: its data changed since with probability 1 − e^(−μa).
@@ -206,21 +231,21 @@ export class RequestModel {
       const seconds = counts.seconds[s]! + pending;
       out.push({
         ttlMs: ttl,
-        hitRatio: 1 - counts.misses[s]! / requests,
+        hitRatio: 1 - misses / requests,
         upstreamPerSecond: seconds > 0 ? counts.fetches[s]! / seconds : 0,
-        staleShare: stale / requests,
+        staleShare: (stale * hitsScale) / requests,
       });
     }
     return out.length === 0 ? null : out.sort((a, b) => a.ttlMs - b.ttlMs);
   }
 
-  /** Requests per second of `resource` (scaled up from the sample), 0 before any sampled one. */
+  /** Requests per second of `resource` (counted), 0 before any sampled one. */
   requestsPerSecond(resource: AdvisedResource, now: number): number {
     this.#decay(now);
     const counts = this.#counts[resource === 'list' ? 0 : 1]!;
     // Slot 0 is a fixed candidate: it has counted since the model began.
     const seconds = counts.seconds[0]! + Math.max(0, now - (this.#decayedAt ?? now)) / 1000;
-    return seconds > 0 ? counts.requests[0]! / seconds : 0;
+    return seconds > 0 ? (counts.counted - counts.countedBase[0]!) / seconds : 0;
   }
 
   /** The sampling rate in force. */

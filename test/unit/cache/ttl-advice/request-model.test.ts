@@ -1,7 +1,8 @@
 // The miniature TTL caches: with every key sampled, each candidate's hit ratio and upstream rate
-// are those of a plain TTL cache replaying the same trace; with a sample, within a few points
-// and 10%; the stale share matches its closed form for Poisson reads; longer TTLs never hit less
-// nor fetch more (fast-check, seed printed on failure); the key bound lowers the rate and says so.
+// are those of a plain TTL cache replaying the same trace; with a sample, within 5 points and 10%
+// whichever keys the sample holds; the stale share matches its closed form for Poisson reads;
+// longer TTLs never hit less nor fetch more (fast-check, seed printed on failure); the key bound
+// lowers the rate and says so.
 import t from 'tap';
 import fc from 'fast-check';
 import {
@@ -18,17 +19,18 @@ const T0 = 1_764_000_000_000;
 /** A half-life beyond any trace here. */
 const NO_DECAY = 1e15;
 
-/** A Zipf trace over `keys` keys, one request every `gapMs`. */
+/** A Zipf trace over `keys` keys of `workspace`, one request every `gapMs`. */
 function zipfTrace(
   keys: number,
   requests: number,
   gapMs: number,
   seed: string,
+  workspace = 'acme',
 ): [string, number][] {
   const prng = new Prng(hashSeed(seed));
   const zipf = new Zipf(keys, 1, () => prng.next());
   return Array.from({ length: requests }, (_, i) => [
-    `acme/recording/k${zipf.next()}`,
+    `${workspace}/recording/k${zipf.next()}`,
     T0 + i * gapMs,
   ]);
 }
@@ -111,29 +113,42 @@ void t.test('stale-while-revalidate: stale serves are hits, each starting one re
   t.end();
 });
 
-void t.test('a sample: hit ratio within 3 points, upstream within 10%, and the bound said', (t) => {
-  const trace = zipfTrace(20_000, 100_000, 20, 'sampled');
-  let lowered = 0;
-  const model = modelOf(trace, 1024, () => lowered++);
-  t.ok(
-    model.rate < 1 && model.sampledKeys <= 1024,
-    `rate ${model.rate.toFixed(3)}, ${model.sampledKeys} keys`,
-  );
-  t.ok(lowered > 0, 'the bound was reported');
-  const end = trace[trace.length - 1]![1];
-  const seconds = (end - T0) / 1000;
-  const predictions = model.predict('recording', 0, end);
-  for (const ttl of [30_000, 300_000]) {
-    const { hits, misses } = replay(trace, ttl);
-    const p = at(predictions, ttl);
-    t.comment(
-      `${ttl / 1000}s: hit ratio ${(100 * p.hitRatio).toFixed(1)}% vs ${((100 * hits) / trace.length).toFixed(1)}%, upstream ${p.upstreamPerSecond.toFixed(2)}/s vs ${(misses / seconds).toFixed(2)}/s`,
-    );
-    t.ok(Math.abs(p.hitRatio - hits / trace.length) <= 0.03, `hit ratio at ${ttl / 1000}s`);
+// Which keys fall in the sample depends on their names: each workspace below samples other keys
+// of the same trace (about 15% of them, the bound of 2,048 keys), and a hot key in or out of the
+// sample must not move the figures. Requests are counted, so the error left is the misses'
+// sampling error; at the shortest TTLs the few warm keys that miss once per TTL carry much of it.
+void t.test('a sample: hit ratio within 5 points, upstream within 10%, and the bound said', (t) => {
+  for (const workspace of ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark']) {
+    const trace = zipfTrace(20_000, 100_000, 20, 'sampled', workspace);
+    let lowered = 0;
+    const model = modelOf(trace, 2048, () => lowered++);
     t.ok(
-      Math.abs(p.upstreamPerSecond / (misses / seconds) - 1) <= 0.1,
-      `upstream at ${ttl / 1000}s`,
+      model.rate < 1 && model.sampledKeys <= 2048,
+      `${workspace}: rate ${model.rate.toFixed(3)}, ${model.sampledKeys} keys`,
     );
+    t.ok(lowered > 0, 'the bound was reported');
+    const end = trace[trace.length - 1]![1];
+    const seconds = (end - T0) / 1000;
+    const predictions = model.predict('recording', 0, end);
+    t.ok(
+      Math.abs(model.requestsPerSecond('recording', end) / (trace.length / seconds) - 1) < 0.01,
+      `${workspace}: requests per second counted, not estimated`,
+    );
+    for (const ttl of [10_000, 30_000, 300_000]) {
+      const { hits, misses } = replay(trace, ttl);
+      const p = at(predictions, ttl);
+      t.comment(
+        `${workspace} ${ttl / 1000}s: hit ratio ${(100 * p.hitRatio).toFixed(1)}% vs ${((100 * hits) / trace.length).toFixed(1)}%, upstream ${p.upstreamPerSecond.toFixed(2)}/s vs ${(misses / seconds).toFixed(2)}/s`,
+      );
+      t.ok(
+        Math.abs(p.hitRatio - hits / trace.length) <= 0.05,
+        `${workspace}: hit ratio at ${ttl / 1000}s`,
+      );
+      t.ok(
+        Math.abs(p.upstreamPerSecond / (misses / seconds) - 1) <= 0.1,
+        `${workspace}: upstream at ${ttl / 1000}s`,
+      );
+    }
   }
   t.end();
 });
