@@ -11,13 +11,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One page of the workspace's recordings. */
+        /**
+         * One page of the workspace's recordings.
+         * @description The upstream's page as it answers it, from the cache while fresh. `Cache-Status` says how the answer was made and `Server-Timing` where its time went; `If-None-Match` with the page's ETag gets 304. A request's `Cache-Control` is honoured only under `cache.clientControl`.
+         */
         get: operations["listRecordings"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** The list answer's status and headers, without a body. */
+        /**
+         * The list answer's status and headers, without a body.
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
+         */
         head: operations["headListRecordings"];
         patch?: never;
         trace?: never;
@@ -29,13 +35,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One recording, by UUID or public link code. */
+        /**
+         * One recording, by UUID or public link code.
+         * @description The upstream's recording as it answers it, from the cache while fresh; a signed `transcoded_url` has at least `signing.minRemaining` left when sent. `Cache-Status`, `Server-Timing`, the ETag and 304 as for the list.
+         */
         get: operations["getRecording"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** The recording answer's status and headers, without a body. */
+        /**
+         * The recording answer's status and headers, without a body.
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
+         */
         head: operations["headRecording"];
         patch?: never;
         trace?: never;
@@ -50,6 +62,7 @@ export interface paths {
         /**
          * The older prefix; answers as v2, plus Deprecation and a successor Link.
          * @deprecated
+         * @description Deprecated: use the v2 path. The same answer as v2, with `Deprecation` and a `Link` to its successor.
          */
         get: operations["listRecordingsV1"];
         put?: never;
@@ -59,6 +72,7 @@ export interface paths {
         /**
          * The older prefix's list answer's status and headers, without a body.
          * @deprecated
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
          */
         head: operations["headListRecordingsV1"];
         patch?: never;
@@ -74,6 +88,7 @@ export interface paths {
         /**
          * The older prefix; answers as v2, plus Deprecation and a successor Link.
          * @deprecated
+         * @description Deprecated: use the v2 path. The same answer as v2, with `Deprecation` and a `Link` to its successor.
          */
         get: operations["getRecordingV1"];
         put?: never;
@@ -83,6 +98,7 @@ export interface paths {
         /**
          * The older prefix's recording answer's status and headers, without a body.
          * @deprecated
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
          */
         head: operations["headRecordingV1"];
         patch?: never;
@@ -104,7 +120,10 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** The metrics answer's status and headers, without a body. */
+        /**
+         * The metrics answer's status and headers, without a body.
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
+         */
         head: operations["headMetrics"];
         patch?: never;
         trace?: never;
@@ -116,13 +135,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The process is alive. */
+        /**
+         * The process is alive.
+         * @description For a liveness probe: 200 while the process runs, whatever Redis or the upstream do.
+         */
         get: operations["healthz"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** The liveness answer's status and headers, without a body. */
+        /**
+         * The liveness answer's status and headers, without a body.
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
+         */
         head: operations["headHealthz"];
         patch?: never;
         trace?: never;
@@ -146,7 +171,10 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** The readiness answer's status and headers, without a body. */
+        /**
+         * The readiness answer's status and headers, without a body.
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
+         */
         head: operations["headReadyz"];
         patch?: never;
         trace?: never;
@@ -158,13 +186,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document. */
+        /**
+         * This document.
+         * @description This document as JSON, for tools. With server.workers > 1 a worker answers; while none is ready the primary answers 503 `NOT_READY`.
+         */
         get: operations["openapi"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** This document's status and headers, without a body. */
+        /**
+         * This document's status and headers, without a body.
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
+         */
         head: operations["headOpenapi"];
         patch?: never;
         trace?: never;
@@ -211,7 +245,10 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** The inspection answer's status and headers, without a body. */
+        /**
+         * The inspection answer's status and headers, without a body.
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
+         */
         head: operations["headInspectCache"];
         patch?: never;
         trace?: never;
@@ -236,7 +273,10 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** The TTL advice answer's status and headers, without a body. */
+        /**
+         * The TTL advice answer's status and headers, without a body.
+         * @description As the GET of the same path without the body (RFC 9110 §9.3.2): the same status, headers and cache, key and quota rules.
+         */
         head: operations["headTtlAdvice"];
         patch?: never;
         trace?: never;
