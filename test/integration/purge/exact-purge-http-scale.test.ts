@@ -2,9 +2,9 @@
 // (one without Redis; two sharing one Redis), one workspace of the simulator's recordings, every
 // list page of 100 and up to 20,000 single recordings read, then one recording, one folder and
 // one tag purged in turn, each followed by everything read again through every gateway. Each
-// purge drops exactly the pages that hold what it names and those recordings among the singles
-// (its answer's `matched`, not widened), and the upstream is asked for exactly those pages, once
-// across the fleet (a page refetched stores the recordings it holds). The suite runs 4,000
+// purge drops exactly the pages that hold what it names and those recordings (its answer's
+// `matched`, not widened), and the upstream is asked for exactly those pages, once across the
+// fleet (a page refetched stores the recordings it holds, so no single is fetched alone). The suite runs 4,000
 // recordings; PURGE_HTTP_RECORDINGS=12000,100000 gives docs/performance.md's figures.
 import t, { type Test } from 'tap';
 import { Pool } from 'undici';
@@ -50,21 +50,22 @@ async function readAll(gw: TestGateway, data: readonly Recording[]): Promise<num
 }
 
 /**
- * What a purge reaching the recordings `reached` covers: their pages and those among the singles
- * (`entries`, what it drops), and the pages alone (what reading everything again asks for).
+ * What a purge reaching the recordings `reached` covers: their pages and the recordings
+ * themselves (`entries`, what it drops: a page stores every recording it holds, so each is held
+ * whether it was read alone or not), and the pages alone (what reading everything again asks for).
  */
 function covered(
   data: readonly Recording[],
   reached: (r: Recording) => boolean,
 ): { entries: number; pages: number } {
   const pages = new Set<number>();
-  let singles = 0;
+  let recordings = 0;
   data.forEach((recording, i) => {
     if (!reached(recording)) return;
     pages.add(Math.floor(i / PAGE));
-    if (i < SINGLES) singles++;
+    recordings++;
   });
-  return { entries: pages.size + singles, pages: pages.size };
+  return { entries: pages.size + recordings, pages: pages.size };
 }
 
 async function scaleRun(t: Test, size: number, withRedis: boolean): Promise<void> {
@@ -136,7 +137,7 @@ async function scaleRun(t: Test, size: number, withRedis: boolean): Promise<void
       `${kind} purge: matched ${String(answer['matched'])} (expected ${want.entries}); reading everything again asked the upstream ${asked} times (expected ${want.pages}), ${seconds(at)} s`,
     );
     t.equal(answer['widened'], undefined, `${kind} purge: exact, not widened`);
-    t.equal(answer['matched'], want.entries, `${kind} purge: its pages and its singles dropped`);
+    t.equal(answer['matched'], want.entries, `${kind} purge: its pages and its recordings dropped`);
     t.equal(asked, want.pages, `${kind} purge: the upstream asked for exactly its pages, once`);
   }
 }
