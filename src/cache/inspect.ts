@@ -16,6 +16,7 @@ export type TierReport = { present: false } | ({ present: true } & EntryReport);
 export interface EntryReport {
   status: 200 | 404;
   stored_at: string;
+  unchanged_since: string;
   age: number;
   fresh_for: number;
   stale_until: string;
@@ -51,6 +52,7 @@ function describe(entry: CacheEntry, tag: string, now: number): EntryReport {
   return {
     status: entry.status,
     stored_at: iso(entry.storedAt),
+    unchanged_since: iso(entry.unchangedSince),
     age: ageSeconds(entry, now),
     // As Cache-Status' ttl: a stale entry reads negative.
     fresh_for: freshSeconds(entry, now),

@@ -518,6 +518,11 @@ export interface components {
             status?: 200 | 404;
             /** Format: date-time */
             stored_at?: string;
+            /**
+             * Format: date-time
+             * @description Since when the data is known unchanged: its Last-Modified, or its fetch, kept by every 304 that renewed it. Under cache.ttl.adaptive the entry's TTL is a tenth of the time from then to stored_at, within min and max.
+             */
+            unchanged_since?: string;
             /** @description Seconds since stored_at. */
             age?: number;
             /** @description Seconds of freshness left (capped by the URLs' validity); negative once stale. */

@@ -38,6 +38,11 @@ void t.test(
     t.equal(l1.age, 0);
     t.ok(l1.fresh_for > 0 && l1.fresh_for <= 300, `fresh for ${l1.fresh_for}s`);
     t.ok(Date.parse(l1.stale_until) > Date.parse(l1.stored_at));
+    t.equal(
+      Date.parse(l1.unchanged_since),
+      Math.floor(Date.parse(recording.updated_at) / 1000) * 1000,
+      "unchanged since the upstream's Last-Modified (its updated_at, to the second)",
+    );
     t.match(l1.earliest_url_expiry, /^\d{4}-\d\d-\d\dT/);
     t.equal(l1.generation, '0');
     t.match(
