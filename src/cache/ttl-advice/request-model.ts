@@ -1,5 +1,5 @@
 /**
- * What a TTL would give one workspace, by miniature simulation (as l1/miniature-curve.ts does for
+ * What a TTL would give one workspace, by miniature simulation (as l1/hit-ratio-curve.ts does for
  * L1 sizes): keys are sampled by a hash of their name, and for each sampled key a TTL cache is
  * simulated at every candidate TTL at once — one "fetched at" time per candidate. A request
  * within a candidate's TTL of the key's last fetch is a hit there, served at that age; one within
@@ -89,7 +89,11 @@ class SlotCounts {
   /** Where the next extra TTL goes (the oldest extra one is replaced). */
   nextExtra = 0;
 
-  /** The slot of `ttlMs`, adding it (fresh counts) when it is not simulated yet. */
+  /**
+   * The slot of `ttlMs`, adding it (fresh counts) when it is not simulated yet; `keys` are this
+   * resource's sampled keys, whose simulated caches in that slot start empty (the other
+   * resource's keep theirs: its slots of the same number are its own TTLs).
+   */
   slotOf(ttlMs: number, keys: Iterable<SampledKey>): number {
     const found = this.ttls.indexOf(ttlMs);
     if (found >= 0) return found;
@@ -164,7 +168,7 @@ export class RequestModel {
       return;
     }
     const timings = typeof current === 'function' ? current() : current;
-    counts.slotOf(timings.ttlMs, this.#keys.values());
+    counts.slotOf(timings.ttlMs, this.#keysOf(r));
     // Counted once its slot exists: a TTL simulated from this request on counts it too.
     counts.counted++;
     counts.staleMs = timings.staleMs;
@@ -256,6 +260,10 @@ export class RequestModel {
   /** Keys sampled now. */
   get sampledKeys(): number {
     return this.#keys.size;
+  }
+
+  *#keysOf(resource: number): Iterable<SampledKey> {
+    for (const key of this.#keys.values()) if (key.resource === resource) yield key;
   }
 
   #lower(): void {

@@ -214,3 +214,17 @@ void t.test('a current TTL outside the candidates is simulated too', (t) => {
   t.equal(at(model.predict('recording', 0, T0 + 40_000), 30_000).hitRatio, 0, 'a miss at 30 s');
   t.end();
 });
+
+void t.test(
+  "one resource's TTL outside the candidates leaves the other's keys as they were",
+  (t) => {
+    const model = new RequestModel({ maxKeys: 64, halfLifeMs: HOUR, lowered: () => {} });
+    model.requested('r', 'recording', T0, { ttlMs: 45_000, staleMs: 0 });
+    // List pages are simulated at their own TTL, in the same extra slot number as the recording's.
+    model.requested('l', 'list', T0 + 10_000, { ttlMs: 50_000, staleMs: 0 });
+    model.requested('r', 'recording', T0 + 40_000, { ttlMs: 45_000, staleMs: 0 });
+    const p = at(model.predict('recording', 0, T0 + 40_000), 45_000);
+    t.ok(Math.abs(p.hitRatio - 0.5) < 0.01, 'the recording read again within 45 s is still a hit');
+    t.end();
+  },
+);
