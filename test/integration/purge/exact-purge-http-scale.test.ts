@@ -9,10 +9,10 @@
 import t, { type Test } from 'tap';
 import { Pool } from 'undici';
 import type { Recording } from '../../../src/recording.js';
-import { startSimulator } from '../../../src/sim/server.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { caughtUp } from '../../helpers/purge-fleet.js';
 import { startPrivateRedis } from '../../helpers/redis.js';
+import { purge, startSharedGateways } from '../../helpers/shared-gateways.js';
 
 const PAGE = 100;
 const SINGLES = 20_000;
@@ -69,13 +69,11 @@ function covered(
 }
 
 async function scaleRun(t: Test, size: number, withRedis: boolean): Promise<void> {
-  const sim = await startSimulator({
+  const simOptions = {
     workspaces: ['acme'],
     recordingsPerWorkspace: size,
     urlLifetimeMs: 6 * 3_600_000,
-  });
-  t.teardown(() => sim.close());
-  const redis = withRedis ? await startPrivateRedis(t) : undefined;
+  };
   // Nothing may leave the cache but by a purge: long TTLs, an L1 that holds the workspace, and
   // Redis commands given time, since an L2 write that times out under the burst of a page
   // refresh (a hundred recordings) is replayed later and the other gateway asks the upstream
@@ -84,22 +82,14 @@ async function scaleRun(t: Test, size: number, withRedis: boolean): Promise<void
     cache: {
       ttl: { list: '1h', recording: '1h' },
       l1: { maxBytes: '1GiB' },
-      ...(redis === undefined
-        ? {}
-        : { redis: { keyPrefix: redis.keyPrefix, commandTimeout: '5s' } }),
+      redis: { commandTimeout: '5s' },
     },
     log: { level: 'warn' },
   };
-  const gateways: TestGateway[] = [];
-  for (let i = 0; i < (withRedis ? 2 : 1); i++)
-    gateways.push(
-      await startGateway(t, {
-        sim,
-        config,
-        ...(redis === undefined ? {} : { redisUrl: redis.url }),
-      }),
-    );
-  if (withRedis) await caughtUp(gateways);
+  const gateways: readonly TestGateway[] = withRedis
+    ? (await startSharedGateways(t, await startPrivateRedis(t), { simOptions, config })).gateways
+    : [await startGateway(t, { simOptions, config })];
+  const sim = gateways[0]!.sim;
   const data = sim.data['acme']!;
   const seconds = (since: number): string => ((performance.now() - since) / 1000).toFixed(1);
 
@@ -121,11 +111,7 @@ async function scaleRun(t: Test, size: number, withRedis: boolean): Promise<void
   ];
   for (const [kind, body, reached] of purges) {
     const want = covered(data, reached);
-    const reply = await gateways[0]!.admin('/admin/purge', {
-      method: 'POST',
-      body: JSON.stringify({ workspace: 'acme', ...body }),
-      headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
-    });
+    const reply = await purge(gateways[0]!, { workspace: 'acme', ...body });
     t.equal(reply.status, 200, `${kind} purge answered`);
     const answer = reply.json() as Record<string, unknown>;
     if (withRedis) await caughtUp(gateways);
