@@ -39,7 +39,6 @@ export interface CacheDeps {
 /** The built cache. */
 export interface Cache {
   readonly l1: L1Cache;
-  readonly factory: EntryFactory;
   readonly tiers: Tiers;
   readonly ttlAdvisor: TtlAdvisor;
   readonly readThrough: ReadThrough;
@@ -97,5 +96,5 @@ export function buildCache(initial: Config, deps: CacheDeps): Cache {
     logger,
     ...(deps.random === undefined ? {} : { random: deps.random }),
   });
-  return { l1, factory, tiers, ttlAdvisor, readThrough };
+  return { l1, tiers, ttlAdvisor, readThrough };
 }

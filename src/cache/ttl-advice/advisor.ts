@@ -18,7 +18,7 @@ import { sameData } from '../audit/auditor.js';
 import type { CacheEntry } from '../entry/entry.js';
 import type { Settings } from '../settings.js';
 import { ChangeRateEstimate } from './change-rate.js';
-import { RequestModel, RESOURCES } from './request-model.js';
+import { RequestModel, RESOURCES, type CurrentTimings } from './request-model.js';
 import { adviseResource, type ResourceAdvice } from './recommend.js';
 
 /** A bound of the advice's memory that was reached (the metric's `bound` label). */
@@ -57,6 +57,8 @@ const LOG_EVERY_MS = 60_000;
 
 interface WorkspaceModel {
   readonly requests: RequestModel;
+  /** The TTL in force per resource, read only for a sampled request (made once, not per request). */
+  readonly current: Record<Resource, () => CurrentTimings>;
   readonly changes: Record<Resource, ChangeRateEstimate>;
   readonly since: number;
   lastRequest: number;
@@ -84,10 +86,7 @@ export class TtlAdvisor {
     const model = this.#models.get(workspace) ?? this.#admit(workspace, now);
     if (model === undefined) return;
     model.lastRequest = now;
-    model.requests.requested(key, resource, now, () => {
-      const timings = this.deps.settings().timings.for(workspace);
-      return { ttlMs: timings[resource], staleMs: timings.staleWhileRevalidate };
-    });
+    model.requests.requested(key, resource, now, model.current[resource]);
   }
 
   /**
@@ -165,11 +164,22 @@ export class TtlAdvisor {
         list: new ChangeRateEstimate(this.#halfLifeMs),
         recording: new ChangeRateEstimate(this.#halfLifeMs),
       },
+      current: {
+        list: this.#currentOf(workspace, 'list'),
+        recording: this.#currentOf(workspace, 'recording'),
+      },
       since: now,
       lastRequest: now,
     };
     this.#models.set(workspace, model);
     return model;
+  }
+
+  #currentOf(workspace: WorkspaceId, resource: Resource): () => CurrentTimings {
+    return () => {
+      const timings = this.deps.settings().timings.for(workspace);
+      return { ttlMs: timings[resource], staleMs: timings.staleWhileRevalidate };
+    };
   }
 
   /** Drops the workspace idle longest, if idle for a half-life at least. */
