@@ -1,6 +1,6 @@
 /**
  * The fetches in flight, one per flight key (keys.ts#flightKey: a resource under a workspace's
- * generation; with a key hash appended, a fetch shared only by one key's requests). A request
+ * generation; keys.ts#ownFlightKey: one shared only by one API key's requests). A request
  * that finds one waits for it instead of fetching; the lookup each was started for (its leader)
  * is kept so a waiter's trace can link to it, and so a flight can hand its key over (heldByOther).
  */

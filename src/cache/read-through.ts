@@ -9,7 +9,7 @@
 import { GatewayError, KeyRefused } from '../errors.js';
 import { keyVerdictOf } from '../auth/upstream-verdict.js';
 import type { CacheEntry } from './entry/entry.js';
-import { flightKey as flightKeyOf, type Generation } from './entry/keys.js';
+import { flightKey as flightKeyOf, ownFlightKey, type Generation } from './entry/keys.js';
 import { entryState, isHit, meetsBound, type EntryState } from './entry/state.js';
 import { dueAhead } from './entry/refresh-ahead.js';
 import { ownKey } from './entry/recording-values.js';
@@ -170,7 +170,7 @@ export class ReadThrough {
     fallback: CacheEntry | undefined,
     proved?: (served: Served) => void,
   ): Promise<Served> {
-    const flightKey = `${flightKeyOf(lookup.workspace, generation, lookup.key)}\n${lookup.keyHash}`;
+    const flightKey = ownFlightKey(lookup.workspace, generation, lookup.key, lookup.keyHash);
     return this.flights.join(flightKey, lookup, async () => {
       const served = await this.upstream.fetch(lookup, generation, fallback);
       proved?.(served);

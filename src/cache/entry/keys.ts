@@ -138,6 +138,19 @@ export function flightKey(
   return generation.rev ? `${name}\n${generation.rev}` : name;
 }
 
+/**
+ * The key of a fetch shared only by requests carrying one API key (its hash): a key not yet
+ * verified proves itself with its own fetch, never on another key's.
+ */
+export function ownFlightKey(
+  workspace: WorkspaceId,
+  generation: Generation,
+  key: ResourceKey,
+  keyHash: string,
+): string {
+  return `${flightKey(workspace, generation, key)}\n${keyHash}`;
+}
+
 /** The in-process (L1) key: workspace, (epoch and) generation tag, and resource key. */
 export function l1Key(workspace: WorkspaceId, generation: Generation, key: ResourceKey): string {
   const tag = generationTag(key, generation);
