@@ -148,10 +148,16 @@ void t.test(
 );
 
 void t.test('past counts weigh half after the half-life', (t) => {
-  const curve = new HitRatioCurve(10_000, 'lru', null, () => 0, { halfLife: 4 });
-  curve.stored('k', 100);
-  for (let i = 0; i < 6; i++) curve.lookup('k');
-  t.same(curve.ratios, [1, 1, 1, 1]);
+  const ratiosAfter = (halfLife: number): number[] => {
+    const curve = new HitRatioCurve(10_000, 'lru', null, () => 0, { halfLife });
+    curve.lookup('never-stored'); // a miss at every size, first
+    curve.stored('k', 100);
+    for (let i = 0; i < 5; i++) curve.lookup('k'); // then five hits
+    return curve.ratios!;
+  };
+  t.same(ratiosAfter(1_000), Array(4).fill(5 / 6), 'without a halving: 5 hits of 6 lookups');
+  // Halved twice (at the 4th and 6th lookup), the early miss weighs less than the hits after it.
+  for (const ratio of ratiosAfter(4)) t.ok(ratio > 5 / 6 + 0.01 && ratio <= 1, `${ratio} > 5/6`);
   t.end();
 });
 
