@@ -22,7 +22,7 @@ interface Changing {
 }
 
 /** Throws a TypeError naming the bad field. */
-export function checkShareChurn(options: ShareChurnOptions): ShareChurnOptions {
+function checkShareChurn(options: ShareChurnOptions): ShareChurnOptions {
   if (!(options.share >= 0 && options.share <= 1))
     throw new TypeError(`churn.share must be a fraction from 0 to 1, got ${options.share}`);
   if (!(options.everyMs > 0 && Number.isFinite(options.everyMs)))

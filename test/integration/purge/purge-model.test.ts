@@ -438,8 +438,8 @@ const commands = fc.commands(
 );
 
 /**
- * The model's runs against two apps whose cache config adds `extra` (adaptive TTLs, or nothing);
- * `runs` defaults to FC_RUNS, else 60.
+ * `runs` of the model against two apps whose cache config adds `extra` (adaptive TTLs, or
+ * nothing).
  */
 async function modelRuns(t: Test, extra: Record<string, unknown>, runs: number): Promise<void> {
   const redis = await startPrivateRedis(t);
@@ -483,6 +483,8 @@ async function modelRuns(t: Test, extra: Record<string, unknown>, runs: number):
   const raw = new Redis(redis.url);
   t.teardown(() => raw.quit());
   let run = 0;
+  // Each test prints its own runs' figures.
+  Object.assign(tally, { commands: 0, judged: 0, stale: 0 });
   const started = performance.now();
 
   await fc.assert(

@@ -62,7 +62,7 @@ for (const [policy, links] of [
     t.ok(items > 1000 && counted > MAX_BYTES * 0.99, `and the bound was filled (${what})`);
   });
 
-// Every key simulated (1 MiB), a sixteenth (8 MiB), a 128th (64 MiB): at each rate the
+// Half the keys simulated (1 MiB), a sixteenth (8 MiB), a 128th (64 MiB): at each rate the
 // miniatures fill to their bounds, so the curve holds about the same memory.
 for (const policy of ['s3-fifo', 'lru'] as const)
   for (const mib of [1, 8, 64])
