@@ -1,11 +1,11 @@
 /**
  * The advice of several workers of one process (server.workers) as one: each worker sees its
  * share of the requests and keeps its own L1, so the process's upstream requests are the sum of
- * the workers', its hit ratio and stale share their means weighted by requests, and its change
- * rate the workers' estimates weighted by the revalidations behind each (close to the estimate
- * over all of them, which only the workers' observations could give exactly). The budget check
- * and recommendation are made again on the merged figures.
- */
+ * the workers', its hit ratio and stale share their means weighted by requests (the stale share
+ * over the workers that know a change rate), and its change rate the workers' estimates weighted
+ * by the revalidations behind each (close to the estimate over all of them, which only the
+ * workers' observations could give exactly). The budget check and recommendation are made again
+ * on the merged figures. */
 import type { WorkspaceAdvice } from './advisor.js';
 import { adviseResource, type ResourceAdvice, type TtlBudget } from './recommend.js';
 import type { TtlPrediction } from './request-model.js';
@@ -50,12 +50,15 @@ function mergeResource(parts: readonly ResourceAdvice[], budget: TtlBudget): Res
       return candidate === undefined ? [] : [{ candidate, weight: part.requestsPerSecond }];
     });
     const weight = sum(at.map((each) => each.weight)) || 1;
+    // A worker with no change rate yet has no stale share (null), not a share of 0.
+    const staled = at.filter(({ candidate }) => candidate.staleShare !== null);
+    const staledWeight = sum(staled.map((each) => each.weight)) || 1;
     return {
       ttlMs,
       hitRatio: sum(at.map(({ candidate, weight: w }) => candidate.hitRatio * w)) / weight,
       upstreamPerSecond: sum(at.map(({ candidate }) => candidate.upstreamPerSecond)),
       staleShare:
-        sum(at.map(({ candidate, weight: w }) => (candidate.staleShare ?? 0) * w)) / weight,
+        sum(staled.map(({ candidate, weight: w }) => candidate.staleShare! * w)) / staledWeight,
     };
   });
   return adviseResource({

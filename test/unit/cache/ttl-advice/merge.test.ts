@@ -8,6 +8,7 @@ import type { WorkspaceId } from '../../../../src/brands.js';
 import { makeSettings } from '../../../../src/cache/settings.js';
 import { configWith } from '../../../../src/config/load.js';
 import { TtlAdvisor } from '../../../../src/cache/ttl-advice/advisor.js';
+import type { WorkspaceAdvice } from '../../../../src/cache/ttl-advice/advisor.js';
 import { mergeAdvice } from '../../../../src/cache/ttl-advice/merge.js';
 import { adviceOfBody, ttlAdviceBody } from '../../../../src/http/ttl-advice-body.js';
 import { Prng, hashSeed } from '../../../../src/sim/prng.js';
@@ -90,5 +91,40 @@ void t.test('two workers merged: their caches together, the budget applied again
   // One worker's own advice sees half the upstream requests: it would recommend a shorter TTL.
   const alone = mergeAdvice([parts[0]!], budget).resources[1]!.recommendedTtlMs!;
   t.ok(alone < merged.recommendedTtlMs!, `one worker alone: ${alone / 1000}s`);
+  t.end();
+});
+
+void t.test('a worker that knows no change rate does not count as serving no stale data', (t) => {
+  const budget = { maxStaleShare: 0.05, maxUpstreamPerSecond: null };
+  const part = (perSecond: number | null, staleShare: number | null): WorkspaceAdvice => ({
+    workspace: ACME,
+    observedSeconds: 600,
+    samplingRate: 1,
+    sampledKeys: 10,
+    resources: [
+      {
+        resource: 'recording',
+        currentTtlMs: 60_000,
+        requestsPerSecond: 10,
+        changeRate: { perSecond, unchanged: perSecond === null ? 0 : 40, changed: 0 },
+        candidates: [
+          {
+            ttlMs: 60_000,
+            hitRatio: 0.8,
+            upstreamPerSecond: 2,
+            staleShare,
+            current: true,
+            withinBudget: true,
+          },
+        ],
+        recommendedTtlMs: null,
+        reason: '',
+      },
+    ],
+  });
+  const merged = mergeAdvice([part(null, null), part(0.001, 0.08)], budget).resources[0]!;
+  const candidate = merged.candidates.find((c) => c.ttlMs === 60_000)!;
+  t.equal(candidate.staleShare, 0.08, "the stale share is the rated worker's, not halved");
+  t.equal(candidate.withinBudget, false, 'so 60 s is over maxStaleShare 0.05');
   t.end();
 });
