@@ -74,11 +74,13 @@ function combine(answers: readonly Answer[]): Answer {
 
 /**
  * TTL advice across workers: the advice of those that have seen the workspace, merged
- * (cache/ttl-advice/merge.ts); when none has, the first worker's refusal as it is.
+ * (cache/ttl-advice/merge.ts); when none has, the first worker's refusal as it is. A worker that
+ * failed makes the answer its failure: merged without it, the sums (upstream requests) fall short.
  */
 function adviseAcross(res: ServerResponse, answers: readonly Answer[]): void {
   const seen = answers.filter((answer) => answer.status === 200);
-  if (seen.length === 0) return relay(res, combine(answers));
+  if (seen.length === 0 || answers.some((answer) => answer.status >= 500))
+    return relay(res, combine(answers));
   const parts = seen.map((answer) =>
     adviceOfBody(JSON.parse(answer.body.toString('utf8')) as TtlAdviceBody),
   );

@@ -10,7 +10,9 @@ import { Registry } from 'prom-client';
 import { request } from 'undici';
 import { WorkerMetrics } from '../../../src/cluster/aggregate-metrics.js';
 import { primaryAdminHandler, type ReadyWorker } from '../../../src/cluster/primary-admin.js';
+import type { WorkspaceId } from '../../../src/brands.js';
 import { ADMIN_ROUTES } from '../../../src/http/admin-routes.js';
+import { ttlAdviceBody } from '../../../src/http/ttl-advice-body.js';
 import { openApiContract } from '../../helpers/openapi-contract.js';
 
 type Tap = { teardown(fn: () => unknown): void };
@@ -19,10 +21,12 @@ interface FakeWorker {
   port: number;
   seen: Array<{ method: string; url: string; authorization: string | undefined; body: string }>;
   status: number;
+  /** The answer's body (default: which fake answered, and its status). */
+  answer?: unknown;
 }
 
-async function fakeWorker(t: Tap, status = 200): Promise<FakeWorker> {
-  const fake: FakeWorker = { port: 0, seen: [], status };
+async function fakeWorker(t: Tap, status = 200, answer?: unknown): Promise<FakeWorker> {
+  const fake: FakeWorker = { port: 0, seen: [], status, answer };
   const server = createServer((req: IncomingMessage, res) => {
     let body = '';
     req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
@@ -35,7 +39,7 @@ async function fakeWorker(t: Tap, status = 200): Promise<FakeWorker> {
       });
       res
         .writeHead(fake.status, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ from: fake.port, status: fake.status }));
+        .end(JSON.stringify(fake.answer ?? { from: fake.port, status: fake.status }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -148,6 +152,30 @@ void t.test(
     });
     t.equal(big.statusCode, 413);
     await big.body.text();
+  },
+);
+
+void t.test(
+  "TTL advice with a worker failing: its failure, not the others' advice as the whole",
+  async (t) => {
+    const budget = { maxStaleShare: 0.05, maxUpstreamPerSecond: null };
+    const advice = ttlAdviceBody(
+      {
+        workspace: 'acme' as WorkspaceId,
+        observedSeconds: 600,
+        samplingRate: 1,
+        sampledKeys: 10,
+        resources: [],
+      },
+      budget,
+    );
+    const base = await primary(t, [await fakeWorker(t, 200, advice), await fakeWorker(t, 500)]);
+    const res = await request(`${base}/admin/ttl-advice?workspace=acme`, {
+      headers: { authorization: 'Bearer tok' },
+    });
+    // Merged without it, the upstream rate (a sum over workers) would be short by its share.
+    t.equal(res.statusCode, 500);
+    await res.body.dump();
   },
 );
 
