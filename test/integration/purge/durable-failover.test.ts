@@ -21,6 +21,7 @@ import {
   waitFor,
 } from '../../helpers/redis.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { purge } from '../../helpers/shared-gateways.js';
 import { startTcpProxy } from '../../helpers/tcp-proxy.js';
 import { clusterNodes, startRedisCluster } from '../../helpers/redis-cluster.js';
 import { purgeLogKey } from '../../../src/redis/key-layout.js';
@@ -29,7 +30,22 @@ import { startSimulator } from '../../../src/sim/server.js';
 
 const calculateSlot = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
-const ADMIN = { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' };
+/** Waits until the replica on `replicaPort` has replicated everything its master has sent. */
+async function replicaCaughtUp(replicaPort: number, masterPort: number): Promise<void> {
+  const offset = async (port: number, field: string): Promise<number> =>
+    Number(
+      new RegExp(`${field}:(\\d+)`).exec(
+        (await redisCommand(port, 'INFO replication')) ?? '',
+      )?.[1] ?? -1,
+    );
+  await waitFor(
+    async () =>
+      (await offset(replicaPort, 'slave_repl_offset')) >=
+      (await offset(masterPort, 'master_repl_offset')),
+    5000,
+    'the replica to hold the cached value',
+  );
+}
 
 async function readRecording(gw: TestGateway, id: string): Promise<string> {
   const reply = await gw.get(`/api/external/v2/recordings/${id}`);
@@ -122,30 +138,14 @@ void t.test('a durable purge survives the master failing over to its replica', a
   const before = await readRecording(first, id);
   t.equal(await readRecording(first, id), before, 'cached');
   // Stored in Redis, and replicated: the replica holds the cached value before the purge.
-  const offset = async (port: number, field: string): Promise<number> =>
-    Number(
-      new RegExp(`${field}:(\\d+)`).exec(
-        (await redisCommand(port, 'INFO replication')) ?? '',
-      )?.[1] ?? -1,
-    );
-  await waitFor(
-    async () =>
-      (await offset(replicaPort, 'slave_repl_offset')) >=
-      (await offset(masterPort, 'master_repl_offset')),
-    5000,
-    'the replica to hold the cached value',
-  );
+  await replicaCaughtUp(replicaPort, masterPort);
   const after = sim.changeRecording('acme', id).updated_at;
   t.not(after, before);
 
   link.hold();
   const release = setTimeout(() => link.release(), 300);
   t.teardown(() => clearTimeout(release));
-  const purged = await first.admin('/admin/purge', {
-    method: 'POST',
-    body: JSON.stringify({ workspace: 'acme' }),
-    headers: ADMIN,
-  });
+  const purged = await purge(first, { workspace: 'acme' });
   master.kill('SIGKILL');
   t.equal(purged.status, 200);
   t.equal(purged.json().durable, true, 'a replica acknowledged the purge');
@@ -197,29 +197,25 @@ void t.test('a purge no replica acknowledges in time says it is not durable', as
     config: { cache: { redis: { keyPrefix: 'late' }, purge: { replicaTimeout: '300ms' } } },
   });
   await waitFor(() => gw.app.redis?.up === true, 10_000, 'the gateway on Redis');
-  const purge = async (): Promise<{ status: number; body: Record<string, unknown> }> => {
-    const reply = await gw.admin('/admin/purge', {
-      method: 'POST',
-      body: JSON.stringify({ workspace: 'acme' }),
-      headers: ADMIN,
-    });
+  const purgeAcme = async (): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const reply = await purge(gw, { workspace: 'acme' });
     return { status: reply.status, body: reply.json() as Record<string, unknown> };
   };
-  const synced = await purge();
+  const synced = await purgeAcme();
   t.equal(synced.status, 200);
   t.equal(synced.body['durable'], true, 'a replica in sync acknowledges');
   t.equal(synced.body['durable_reason'], undefined);
 
   link.hold();
   const started = performance.now();
-  const late = await purge();
+  const late = await purgeAcme();
   const waited = performance.now() - started;
   t.equal(late.status, 200, 'the purge is made');
   t.equal(late.body['durable'], false, 'but not claimed durable');
   t.equal(late.body['durable_reason'], 'replica-timeout');
   t.ok(waited >= 250, `it waited for the replica (${waited.toFixed(0)} ms)`);
   link.release();
-  const again = await purge();
+  const again = await purgeAcme();
   t.equal(again.body['durable'], true, 'durable again once the replica caught up');
 });
 
@@ -293,26 +289,14 @@ void t.test('Cluster 3+3: a durable purge survives its master failing over', asy
   t.equal((await read(first, id)).updatedAt, before, 'cached');
   // The replica holds the cached value before the purge: after the failover, only the purge
   // having reached it keeps that value from being served.
-  const offset = async (port: number, field: string): Promise<number> =>
-    Number(new RegExp(`${field}:(\\d+)`).exec(await replication(port))?.[1] ?? -1);
-  await waitFor(
-    async () =>
-      (await offset(replicaPort, 'slave_repl_offset')) >=
-      (await offset(doomed, 'master_repl_offset')),
-    5000,
-    'the replica to hold the cached value',
-  );
+  await replicaCaughtUp(replicaPort, doomed);
   const after = sim.changeRecording(workspace, id).updated_at;
   t.not(after, before);
 
   link.hold('replication');
   const release = setTimeout(() => link.release(), 300);
   t.teardown(() => clearTimeout(release));
-  const purged = await first.admin('/admin/purge', {
-    method: 'POST',
-    body: JSON.stringify({ workspace }),
-    headers: ADMIN,
-  });
+  const purged = await purge(first, { workspace });
   // Killed the moment the answer arrives: whatever the proxy still holds for the replica is lost.
   await cluster.kill(doomed);
   clearTimeout(release);
