@@ -99,10 +99,13 @@ function requiredFor(bounds: Map<string, number>, target: number): number {
   return Math.max(bounds.get('all') ?? 0, ...namesOf(target).map((name) => bounds.get(name) ?? 0));
 }
 
-const tally = { commands: 0, judged: 0, stale: 0 };
+const tally = { commands: 0, judged: 0, stale: 0, longestTtl: -Infinity };
 
 /** Throws when an answer carries a value fetched before a purge that covers it (as fresh, for a soft one). */
 function judge(read: InFlight, answer: Answer): void {
+  // Cache-Status' ttl: how long the answer had left to be fresh (which TTLs are in force).
+  const ttl = /ttl=(-?\d+)/.exec(answer.cacheStatus)?.[1];
+  if (ttl !== undefined) tally.longestTtl = Math.max(tally.longestTtl, Number(ttl));
   if (read.required < 0) return;
   tally.judged++;
   if (answer.status !== 200)
@@ -442,6 +445,7 @@ const commands = fc.commands(
  * nothing).
  */
 async function modelRuns(t: Test, extra: Record<string, unknown>, runs: number): Promise<void> {
+  const adaptive = 'ttl' in extra;
   const redis = await startPrivateRedis(t);
   const upstream = await startHeldUpstream(t, RECORDINGS, { validators: true });
   const links: [RedisProxy, RedisProxy] = [
@@ -484,7 +488,7 @@ async function modelRuns(t: Test, extra: Record<string, unknown>, runs: number):
   t.teardown(() => raw.quit());
   let run = 0;
   // Each test prints its own runs' figures.
-  Object.assign(tally, { commands: 0, judged: 0, stale: 0 });
+  Object.assign(tally, { commands: 0, judged: 0, stale: 0, longestTtl: -Infinity });
   const started = performance.now();
 
   await fc.assert(
@@ -560,6 +564,11 @@ async function modelRuns(t: Test, extra: Record<string, unknown>, runs: number):
   t.ok(evicted > 0, "app b's L1 evicted (its index lost pairs with its entries)");
   // The suite's sequences reach the purge bound; a few random ones may not.
   if (process.env['FC_SEED'] === undefined) t.ok(widened > 0, "app b's purges widened");
+  // The TTLs in force are the ones asked for: adaptive ones start at their 1 s minimum and stay
+  // short over runs of seconds; fixed ones are the defaults (30 s lists, 5 min recordings).
+  if (adaptive)
+    t.ok(tally.longestTtl < 30, `adaptive TTLs in force: longest ttl left ${tally.longestTtl} s`);
+  else t.ok(tally.longestTtl > 30, `fixed TTLs in force: longest ttl left ${tally.longestTtl} s`);
   t.pass(`${runs} model runs without a purged value served`);
 }
 
