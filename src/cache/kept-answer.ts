@@ -12,11 +12,7 @@ import type { Generation } from './entry/keys.js';
 import { fetchedFrom } from './entry/fetched.js';
 import { recordingValues, valuesAskedBy } from './entry/recording-values.js';
 import type { Lookup, Served } from './lookup.js';
-import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { EntryFactory } from './entry/factory.js';
-import type { Settings } from './settings.js';
-import type { Tiers } from './tiers.js';
+import type { ReadThroughDeps } from './flow-deps.js';
 
 /** One upstream answer and what it answers. */
 export interface FetchedAnswer {
@@ -30,18 +26,10 @@ export interface FetchedAnswer {
 }
 
 /** What keeping an answer needs of the flow's collaborators (read-through.ts passes its own). */
-export interface KeepDeps {
-  readonly factory: EntryFactory;
-  readonly clock: Clock;
-  readonly settings: () => Settings;
-  readonly tiers: Tiers;
-  readonly keyLearned: (lookup: Lookup, valid: boolean) => void;
-  /** Told of each answer to a revalidation before it is kept (flow-deps.ts). */
-  readonly revalidated?:
-    | ((lookup: Lookup, base: CacheEntry, answer: RevalidatedAnswer<ListPage | Recording>) => void)
-    | undefined;
-  readonly logger: Logger;
-}
+export type KeepDeps = Pick<
+  ReadThroughDeps,
+  'factory' | 'clock' | 'settings' | 'tiers' | 'keyLearned' | 'revalidated' | 'logger'
+>;
 
 /** Learns, stores and serves one upstream answer; a 401 throws KeyRefused. */
 export function keepAnswer(deps: KeepDeps, answered: FetchedAnswer): Served {

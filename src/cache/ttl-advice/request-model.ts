@@ -28,6 +28,7 @@
  * refresh-ahead (it starts a read entry's refresh a little before its end, a fetch time or so).
  * docs/operations.md says how to read the advice with them.
  */
+import type { Resource } from '../../upstream/types.js';
 import { HASH_SPACE, hashOf } from '../sampled-keys.js';
 
 /** The TTLs every workspace is simulated at, ms (5 s to 1 h); the current TTLs are added to them. */
@@ -45,9 +46,7 @@ const STALE_BINS = 8;
 const LOWERING = 0.875;
 
 /** The resources simulated; a key is one or the other. */
-export const RESOURCES = ['list', 'recording'] as const;
-/** One of RESOURCES. */
-export type AdvisedResource = (typeof RESOURCES)[number];
+export const RESOURCES: readonly Resource[] = ['list', 'recording'];
 
 /** What the workspace's config says now: the resource's TTL and stale-while-revalidate window. */
 export interface CurrentTimings {
@@ -155,7 +154,7 @@ export class RequestModel {
    */
   requested(
     name: string,
-    resource: AdvisedResource,
+    resource: Resource,
     now: number,
     current: CurrentTimings | (() => CurrentTimings),
   ): void {
@@ -203,11 +202,7 @@ export class RequestModel {
   }
 
   /** The prediction at each simulated TTL of `resource`, shortest first, or null before any sampled request. */
-  predict(
-    resource: AdvisedResource,
-    changesPerSecond: number,
-    now: number,
-  ): TtlPrediction[] | null {
+  predict(resource: Resource, changesPerSecond: number, now: number): TtlPrediction[] | null {
     this.#decay(now);
     const counts = this.#counts[resource === 'list' ? 0 : 1]!;
     const pending = Math.max(0, now - (this.#decayedAt ?? now)) / 1000;
@@ -244,7 +239,7 @@ export class RequestModel {
   }
 
   /** Requests per second of `resource` (counted), 0 before any sampled one. */
-  requestsPerSecond(resource: AdvisedResource, now: number): number {
+  requestsPerSecond(resource: Resource, now: number): number {
     this.#decay(now);
     const counts = this.#counts[resource === 'list' ? 0 : 1]!;
     // Slot 0 is a fixed candidate: it has counted since the model began.
