@@ -1,12 +1,10 @@
 /**
  * A buffered stdout for log lines. Each line is encoded at once into a batch buffer, which is
  * written out per 16 KB, so a request's log line costs one copy into memory, not a syscall.
- * (sonic-boom re-measures its whole pending buffer for every line, which made the request log a
- * third of a cache hit's CPU; queuing the strings and joining them per batch measured about half
- * a microsecond per line on a busy server, for flattening lines whose pieces had left the CPU
+ * (sonic-boom re-measures its whole pending buffer for every line, which grows with the batch;
+ * queuing the strings and joining them per batch flattens lines whose pieces have left the CPU
  * cache by then.) A batch is first tried with a synchronous write, after which its buffer is
- * reused: handing it to libuv's thread pool measured ~10x dearer on a busy core than the write
- * itself. When stdout would block (a full, non-blocking pipe: EAGAIN) the rest goes
+ * reused: handing it to libuv's thread pool costs a busy core more than the write itself. When stdout would block (a full, non-blocking pipe: EAGAIN) the rest goes
  * asynchronously, so a slow log reader never stalls requests. Memory is bounded: past
  * `maxBuffered` bytes waiting on a stalled stdout, lines are dropped rather than queued forever.
  * The loss is visible: a warning when dropping starts and one with the count when it ends, both

@@ -47,7 +47,8 @@ function serializeUrl(value: unknown): unknown {
  * line per request should carry only what varies. Without a destination, lines go to stdout
  * through a buffer written asynchronously in batches, so logging a request never costs the hit
  * path a syscall; call {@link flushLogger} before exit. `time` is epoch milliseconds (pino's
- * default): formatting an ISO date per line measured a tenth of the log line's cost.
+ * default): formatting a date per line is work every request pays for a field that log
+ * pipelines parse back into a number anyway.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const destination =

@@ -18,8 +18,8 @@ import { reachedBy, type Selector } from '../entry/surrogates.js';
 
 /**
  * What one (selector, name) pair costs: a slot in the selector's Set, or for a selector with
- * one holder its map slot and its string; measured (docs/performance.md, "Exact purges at
- * scale"), and test/unit/cache/l1/real-bytes.test.ts holds the count to real memory.
+ * one holder its map slot and its string. docs/performance.md ("Exact purges at scale") has the
+ * measurement, and test/unit/cache/l1/real-bytes.test.ts holds the count to real memory.
  */
 const PAIR_BYTES = 96;
 

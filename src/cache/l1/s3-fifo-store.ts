@@ -21,9 +21,9 @@ export interface TenantShares {
 }
 
 /**
- * Share of the bytes the small queue may hold before it is evicted from first. The paper's 10%
- * and this 5% were replayed on the bench's traces: 5% was as good or better on every one (up to
- * 0.4 points at 1% of the keys; docs/performance.md has the sweep).
+ * Share of the bytes the small queue may hold before it is evicted from first. The paper's tenth
+ * and this twentieth were replayed on the bench's traces, and the smaller share was as good or
+ * better on every one (docs/performance.md has the sweep).
  */
 const SMALL_SHARE = 0.05;
 /** Uses remembered per item: an item in main survives that many passes of the tail. */
