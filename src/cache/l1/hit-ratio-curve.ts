@@ -134,6 +134,13 @@ export class HitRatioCurve {
     for (const mini of this.#minis) mini.set(name, bytes);
   }
 
+  /** The L1 stored `value` under `name`: sized as the L1 sizes it, only when the name is sampled. */
+  storedValue(name: string, value: StoredValue): void {
+    if (hashOf(name) >= this.#threshold) return;
+    const bytes = this.sizeOfValue(value, name);
+    for (const mini of this.#minis) mini.set(name, bytes);
+  }
+
   /** A name deleted (a purge): its next lookup misses at every size. */
   deleted(name: string): void {
     this.#unlinkName(name);

@@ -187,7 +187,7 @@ export class L1Cache {
     }
     const again = this.store.peek(key) === value;
     const held = this.store.set(key, value);
-    if (held) this.curve.stored(key, sizeOf(value, key));
+    if (held) this.curve.storedValue(key, value);
     // Refused (larger than the bound) or already held under this key: nothing more to hold.
     if (again || !held || value.kind !== 'entry') return;
     this.holders.add(key, value);

@@ -5,6 +5,7 @@ import { CURVE_SIZES, HitRatioCurve } from '../../../../src/cache/l1/hit-ratio-c
 import type { WorkspaceId } from '../../../../src/brands.js';
 import { l1Key, linkKey, uuidKey } from '../../../../src/cache/entry/keys.js';
 import { L1Cache } from '../../../../src/cache/l1/l1.js';
+import { HASH_SPACE, hashOf } from '../../../../src/cache/sampled-keys.js';
 import { GatewayMetrics } from '../../../../src/observability/metrics.js';
 import { makeEntry, metricValue } from '../../../helpers/redis-tier.js';
 import { seeded } from '../../../fixtures/traces.js';
@@ -146,6 +147,25 @@ void t.test(
     t.end();
   },
 );
+
+void t.test('a stored value is sized only when its name is sampled', (t) => {
+  const sized: string[] = [];
+  // A bound 64 times the simulated bytes samples about one name in 64.
+  const curve = new HitRatioCurve(64 * 4 * 1024 * 1024, 'lru', null, (_value, name) => {
+    sized.push(name);
+    return 100;
+  });
+  const names = Array.from({ length: 2_000 }, (_, i) => `name-${i}`);
+  const entry = makeEntry({ body: Buffer.alloc(10, 'x'), gzip: null, br: null });
+  for (const name of names) curve.storedValue(name, entry);
+  const sampled = names.filter((name) => hashOf(name) < curve.rate * HASH_SPACE);
+  t.ok(
+    sampled.length > 0 && sampled.length < names.length / 8,
+    `${sampled.length} of 2000 sampled`,
+  );
+  t.same(sized, sampled, 'the sampled names were sized, and no other');
+  t.end();
+});
 
 void t.test('past counts weigh half after the half-life', (t) => {
   const ratiosAfter = (halfLife: number): number[] => {
