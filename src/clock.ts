@@ -4,5 +4,8 @@ export interface Clock {
   now(): number;
 }
 
-/** The real clock. */
-export const systemClock: Clock = { now: () => Date.now() };
+/**
+ * The real clock: `Date.now` itself (it reads no `this`), so no frame of ours on every call. Tests
+ * move time with a Clock of their own, never by replacing `Date.now`, which this holds as loaded.
+ */
+export const systemClock: Clock = { now: Date.now };

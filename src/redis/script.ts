@@ -32,5 +32,5 @@ export function defineScript(
   const command = (client as unknown as Record<string, ScriptRunner>)[
     replies === 'buffer' ? `${name}Buffer` : name
   ]!;
-  return (numKeys, ...args) => command.call(client, numKeys, ...args);
+  return command.bind(client);
 }
