@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { asWorkspaceId } from '../../src/brands.js';
 import type { Clock } from '../../src/clock.js';
-import type { Generation } from '../../src/cache/entry/keys.js';
+import { uuidKey, type Generation } from '../../src/cache/entry/keys.js';
 import { purgeChannel } from '../../src/redis/key-layout.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/server.js';
 import { startGateway, type Reply, type TestGateway } from './gateway.js';
@@ -151,6 +151,25 @@ export async function purge(gw: TestGateway, body: Record<string, unknown>): Pro
 export function generationOf(gw: TestGateway, workspace = 'acme'): Generation | undefined {
   const generation = gw.app.tiers.generation(asWorkspaceId(workspace)!);
   return generation instanceof Promise ? undefined : { all: generation.all, list: generation.list };
+}
+
+/**
+ * Waits until the L2 holds `gw`'s entry of recording `id` under its current generation. An answer
+ * is written to L2 after it is sent (tiers.ts: the write does not hold the answer back), so a
+ * second app asked at once may come before the write; on a loaded host it does.
+ */
+export async function landedInL2(gw: TestGateway, id: string, workspace = 'acme'): Promise<void> {
+  const ws = asWorkspaceId(workspace)!;
+  await waitFor(
+    async () => {
+      const generation = await gw.app.tiers.generation(ws);
+      return (
+        (await gw.app.tiers.readL2(ws, generation, uuidKey(id.toLowerCase()))).entry !== undefined
+      );
+    },
+    10_000,
+    `recording ${id} of ${workspace} in L2`,
+  );
 }
 
 /** Waits until an app uses this generation for the workspace, loading it if needed. */

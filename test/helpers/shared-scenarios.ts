@@ -7,6 +7,7 @@ import type { Test } from 'tap';
 import { asWorkspaceId } from '../../src/brands.js';
 import { FakeClock } from './fake-clock.js';
 import {
+  landedInL2,
   metric,
   purge,
   startSharedGateways,
@@ -33,6 +34,7 @@ export function sharedCacheTests(t: Test, connect: (t: Test) => Promise<SharedRe
       const first = await a.get(`${LIST}/${id}`);
       t.equal(first.status, 200);
       t.match(first.headers['cache-status'], STORED);
+      await landedInL2(a, id);
       const second = await b.get(`${LIST}/${id}`);
       t.equal(second.status, 200);
       t.match(second.headers['cache-status'], HIT, 'B found the entry in L2');
@@ -164,7 +166,10 @@ export function sharedCacheTests(t: Test, connect: (t: Test) => Promise<SharedRe
       } = await startSharedGateways(t, await connect(t));
       const [one, two] = [sim.data['acme']![3]!.id, sim.data['acme']![4]!.id];
       for (const gw of [a, b])
-        for (const id of [one, two]) t.equal((await gw.get(`${LIST}/${id}`)).status, 200);
+        for (const id of [one, two]) {
+          t.equal((await gw.get(`${LIST}/${id}`)).status, 200);
+          if (gw === a) await landedInL2(a, id);
+        }
       t.equal(
         sim.counters.byPath(upstreamPath(one)) + sim.counters.byPath(upstreamPath(two)),
         2,
@@ -186,6 +191,8 @@ export function sharedCacheTests(t: Test, connect: (t: Test) => Promise<SharedRe
       t.equal(sim.counters.byPath(upstreamPath(one)), 2);
       t.match((await b.get(`${LIST}/${two}`)).headers['cache-status'], STORED, 'B refetches');
       t.equal(sim.counters.byPath(upstreamPath(two)), 2);
+      await landedInL2(a, one);
+      await landedInL2(b, two);
       t.match(
         (await b.get(`${LIST}/${one}`)).headers['cache-status'],
         HIT,
