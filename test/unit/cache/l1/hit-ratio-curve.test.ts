@@ -150,8 +150,8 @@ void t.test(
 
 void t.test('a stored value is sized only when its name is sampled', (t) => {
   const sized: string[] = [];
-  // A bound 64 times the simulated bytes samples about one name in 64.
-  const curve = new HitRatioCurve(64 * 4 * 1024 * 1024, 'lru', null, (_value, name) => {
+  // A bound 64 times the curve's simulated 512 KiB samples about one name in 64.
+  const curve = new HitRatioCurve(64 * 512 * 1024, 'lru', null, (_value, name) => {
     sized.push(name);
     return 100;
   });
